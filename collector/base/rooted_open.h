@@ -1,0 +1,44 @@
+// Opening files inside another process's root directory without ever leaving it.
+//
+// The sidecar runs privileged next to a target that may be compromised. A path
+// taken from the target (a mapping's file name, /tmp/perf-PID.map) is resolved
+// with openat2(RESOLVE_IN_ROOT): ".." and absolute symlinks are clamped to the
+// target's root, and "magic" /proc links are refused, so a symlink planted in
+// the target (perf-1.map -> /etc/shadow) resolves to the target's own file or
+// fails, never to the host's. See openat2(2).
+#ifndef PROFCPU_COLLECTOR_BASE_ROOTED_OPEN_H_
+#define PROFCPU_COLLECTOR_BASE_ROOTED_OPEN_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "collector/base/unique_fd.h"
+
+namespace profcpu::base {
+
+// A directory that paths are resolved under, e.g. /proc/PID/root or "/".
+class RootDir {
+ public:
+  // Opens `path` as a root (O_PATH directory). The fd stays valid after the
+  // process owning /proc/PID/root exits, so files can be read afterwards.
+  static absl::StatusOr<std::shared_ptr<RootDir>> Open(const std::string& path);
+
+  // Opens `path` (absolute or relative, interpreted inside this root) read-only.
+  absl::StatusOr<UniqueFd> OpenFile(const std::string& path) const;
+
+  // Reads `path` inside this root, bounded as base::ReadFdBounded.
+  absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const;
+
+  const std::string& description() const { return description_; }
+
+ private:
+  RootDir(UniqueFd fd, std::string description)
+      : fd_(std::move(fd)), description_(std::move(description)) {}
+  UniqueFd fd_;
+  std::string description_;
+};
+
+}  // namespace profcpu::base
+
+#endif  // PROFCPU_COLLECTOR_BASE_ROOTED_OPEN_H_

@@ -1,0 +1,129 @@
+// The records of a profcpu recording: what the collector saw, with raw
+// addresses only. The on-disk encoding is documented in docs/recording-format.md
+// and implemented in record_codec.cc; these structs are the in-memory form.
+#ifndef PROFCPU_COLLECTOR_RECORDING_RECORDS_H_
+#define PROFCPU_COLLECTOR_RECORDING_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace profcpu::recording {
+
+inline constexpr uint32_t kFormatVersion = 1;
+
+// First record of every recording: how it was taken.
+struct Header {
+  uint32_t format_version = kFormatVersion;
+  std::string profcpu_version;
+  std::string event_name;   // "cpu-clock", "cycles"
+  uint32_t event_type = 0;  // perf_event_attr.type
+  uint64_t event_config = 0;
+  bool frequency_mode = true;       // sample_rate is Hz if true, else a period
+  uint64_t sample_rate = 0;
+  int32_t clock_id = 1;             // CLOCK_MONOTONIC: jitdump uses the same clock
+  uint64_t start_time_ns = 0;       // clock_id time when collection began
+  int64_t start_realtime_ns = 0;    // wall clock at the same moment
+  uint32_t cpu_count = 0;
+  std::string callgraph;            // "fp"
+  std::string hostname;
+  std::string kernel_release;
+  std::string target;               // "pid 1234", "command: ./app", ...
+  std::string command_line;         // profcpu's own argv, for the log
+};
+
+// One stack sample. Call chains are leaf first, as perf delivers them, with
+// the context markers removed: kernel frames, then user frames.
+struct Sample {
+  uint64_t time_ns = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t cpu = 0;
+  uint64_t period = 0;
+  std::vector<uint64_t> kernel_ips;
+  std::vector<uint64_t> user_ips;
+  // The kernel stopped walking at the frame limit (perf_event_max_stack).
+  bool truncated = false;
+};
+
+// A file or anonymous mapping appeared (PERF_RECORD_MMAP2, or synthesized from
+// /proc/PID/maps for mappings that existed before collection began).
+struct Mmap {
+  uint64_t time_ns = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start = 0;
+  uint64_t length = 0;
+  uint64_t file_offset = 0;
+  uint32_t dev_major = 0;
+  uint32_t dev_minor = 0;
+  uint64_t inode = 0;
+  uint64_t inode_generation = 0;
+  uint32_t prot = 0;   // PROT_* bits
+  uint32_t flags = 0;  // MAP_* bits
+  std::string build_id;  // raw bytes when known, else empty
+  std::string filename;  // as the target sees it ("/usr/lib/x.so", "//anon", "[vdso]")
+  bool synthesized = false;
+};
+
+// A thread's name was set or it exec'd (PERF_RECORD_COMM).
+struct Comm {
+  uint64_t time_ns = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  std::string comm;
+  bool exec = false;
+  bool synthesized = false;
+};
+
+// PERF_RECORD_FORK and PERF_RECORD_EXIT share a layout.
+struct TaskEvent {
+  uint64_t time_ns = 0;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint32_t tid = 0;
+  uint32_t ptid = 0;
+};
+struct Fork : TaskEvent {};
+struct Exit : TaskEvent {};
+
+enum class LossReason : uint32_t {
+  kRingBufferFull = 1,  // PERF_RECORD_LOST: the reader did not keep up
+  kSamplesDropped = 2,  // PERF_RECORD_LOST_SAMPLES: the kernel dropped samples
+  kThrottled = 3,       // PERF_RECORD_THROTTLE: the kernel lowered the rate
+  kCorrupt = 4,         // a record in the ring buffer could not be decoded
+};
+
+struct Lost {
+  uint64_t time_ns = 0;
+  uint32_t cpu = 0;
+  uint64_t count = 0;
+  LossReason reason = LossReason::kRingBufferFull;
+};
+
+// What profcpu learned about a process it profiled: how it sees itself
+// (pids in nested PID namespaces, innermost last) so its JIT files can be named.
+struct ProcessInfo {
+  uint64_t time_ns = 0;
+  uint32_t pid = 0;
+  std::vector<uint32_t> namespace_pids;  // NStgid from /proc/PID/status
+  std::string command_line;
+};
+
+// Last record, written when collection ends normally. Absent after a crash.
+struct Finish {
+  uint64_t end_time_ns = 0;
+  uint64_t samples = 0;
+  uint64_t lost = 0;
+  std::string stop_reason;  // "duration", "signal", "target exited"
+};
+
+using Record = std::variant<Header, Sample, Mmap, Comm, Fork, Exit, Lost, ProcessInfo, Finish>;
+
+// Time of any record (Header: start time; ProcessInfo: when it was read).
+uint64_t RecordTime(const Record& record);
+
+}  // namespace profcpu::recording
+
+#endif  // PROFCPU_COLLECTOR_RECORDING_RECORDS_H_

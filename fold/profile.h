@@ -1,0 +1,74 @@
+// The Profile: every sample's stack as interned code locations, with the
+// symbol table that names them. Built from a recording (profile_builder.h) or
+// read from perf script text (perf_script_reader.h); written as folded stacks
+// and perf script text; rendered via FoldedProfile.
+#ifndef PROFCPU_FOLD_PROFILE_H_
+#define PROFCPU_FOLD_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "symbolize/code_location.h"
+#include "symbolize/symbol_table.h"
+
+namespace profcpu::fold {
+
+// One stack entry: where the sample's call chain pointed.
+struct Location {
+  uint64_t address = 0;            // as sampled (a return address for callers)
+  symbolize::CodeLocation code;    // what the symbol table is keyed by
+  // Added to each frame's offset when printing: the symbolizer looked up
+  // address-1 for return addresses so calls at a function's end name the caller.
+  uint8_t offset_adjust = 0;
+  bool kernel = false;
+};
+
+struct Sample {
+  uint64_t time_ns = 0;   // CLOCK_MONOTONIC
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t cpu = 0;
+  uint64_t period = 0;
+  uint32_t comm = 0;      // index into strings
+  uint32_t event = 0;     // index into strings
+  uint32_t stack = 0;     // index into stacks
+};
+
+class Profile {
+ public:
+  uint32_t InternString(absl::string_view s);
+  // Locations are interned by (code, address, adjust, kernel).
+  uint32_t InternLocation(const Location& location);
+  // A stack is location ids, leaf first (as perf prints it).
+  uint32_t InternStack(const std::vector<uint32_t>& location_ids);
+  void AddSample(const Sample& sample) { samples_.push_back(sample); }
+
+  const std::string& string(uint32_t id) const { return strings_[id]; }
+  const Location& location(uint32_t id) const { return locations_[id]; }
+  const std::vector<uint32_t>& stack(uint32_t id) const { return stacks_[id]; }
+  const std::vector<Sample>& samples() const { return samples_; }
+  std::vector<Sample>& mutable_samples() { return samples_; }
+  size_t location_count() const { return locations_.size(); }
+  size_t stack_count() const { return stacks_.size(); }
+
+  symbolize::SymbolTable& symbols() { return symbols_; }
+  const symbolize::SymbolTable& symbols() const { return symbols_; }
+
+ private:
+  std::vector<std::string> strings_;
+  absl::flat_hash_map<std::string, uint32_t> string_ids_;
+  std::vector<Location> locations_;
+  absl::flat_hash_map<std::tuple<symbolize::CodeLocation, uint64_t, uint8_t, bool>, uint32_t>
+      location_ids_;
+  std::vector<std::vector<uint32_t>> stacks_;
+  absl::flat_hash_map<std::vector<uint32_t>, uint32_t> stack_ids_;
+  std::vector<Sample> samples_;
+  symbolize::SymbolTable symbols_;
+};
+
+}  // namespace profcpu::fold
+
+#endif  // PROFCPU_FOLD_PROFILE_H_

@@ -1,0 +1,69 @@
+// Names code locations: native code from ELF symbol tables, kernel code from
+// kallsyms, JIT code from the target's /tmp/perf-PID.map. One lookup per
+// distinct location; each file is opened once, inside the owning process's
+// root, and parsed with bounded memory.
+#ifndef PROFCPU_SYMBOLIZE_SYMBOLIZER_H_
+#define PROFCPU_SYMBOLIZE_SYMBOLIZER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collector/base/rooted_open.h"
+#include "symbolize/code_location.h"
+#include "symbolize/symbol_table.h"
+
+namespace profcpu::symbolize {
+
+// Where the symbolizer finds a process's files. Implemented by the command
+// (which knows the roots it opened during collection).
+class ProcessFiles {
+ public:
+  virtual ~ProcessFiles() = default;
+  // The root to open this process's files under, or nullptr if unavailable
+  // (a recording read on another machine).
+  virtual std::shared_ptr<base::RootDir> RootFor(uint32_t pid) const = 0;
+  // The pid the process sees itself as (innermost PID namespace); names its
+  // perf map (/tmp/perf-NSPID.map).
+  virtual uint32_t NamespacePid(uint32_t pid) const = 0;
+};
+
+struct SymbolRequest {
+  CodeLocation location;
+  std::string mapping_name;  // from NormalizedAddress; shown for unnamed frames
+};
+
+struct SymbolizerOptions {
+  // Resolve kernel addresses from this machine's /proc/kallsyms. Only valid
+  // when the recording was taken on this boot of this machine.
+  bool use_local_kallsyms = true;
+  std::string kallsyms_path = "/proc/kallsyms";
+};
+
+// Counts for metadata.json and the log.
+struct SymbolizeStats {
+  uint64_t requested = 0;
+  uint64_t resolved = 0;
+  uint64_t unknown = 0;
+  std::vector<std::string> warnings;  // one line each, e.g. "kernel symbols hidden: ..."
+};
+
+class Symbolizer {
+ public:
+  Symbolizer(SymbolizerOptions options, const ProcessFiles* files,
+             const std::vector<Module>* modules);
+  ~Symbolizer();
+
+  // Adds an entry to `table` for every request whose location it lacks.
+  void Resolve(const std::vector<SymbolRequest>& requests, SymbolTable* table,
+               SymbolizeStats* stats);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace profcpu::symbolize
+
+#endif  // PROFCPU_SYMBOLIZE_SYMBOLIZER_H_
