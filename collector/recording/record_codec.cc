@@ -76,6 +76,7 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.String(r.callgraph);
           w.String(r.hostname);
           w.String(r.kernel_release);
+          w.String(r.boot_id);
           w.String(r.target);
           w.String(r.command_line);
         } else if constexpr (std::is_same_v<T, Sample>) {
@@ -168,6 +169,7 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       h.callgraph = r.String();
       h.hostname = r.String();
       h.kernel_release = r.String();
+      h.boot_id = r.String();
       h.target = r.String();
       h.command_line = r.String();
       record = std::move(h);

@@ -29,6 +29,9 @@ struct Header {
   std::string callgraph;            // "fp"
   std::string hostname;
   std::string kernel_release;
+  // /proc/sys/kernel/random/boot_id: kernel addresses (KASLR) are only valid
+  // for the boot they were taken in, so local kallsyms apply only if it matches.
+  std::string boot_id;
   std::string target;               // "pid 1234", "command: ./app", ...
   std::string command_line;         // profcpu's own argv, for the log
 };
