@@ -1,0 +1,255 @@
+#include "collector/collection.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "collector/base/file_io.h"
+#include "collector/base/status_macros.h"
+#include "collector/command_launcher.h"
+#include "collector/proc/proc_reader.h"
+#include "collector/record_orderer.h"
+#include "collector/recording/recording_writer.h"
+
+namespace profcpu::collector {
+namespace {
+
+constexpr int kPollIntervalMs = 100;
+constexpr uint64_t kFlushIntervalNs = 1'000'000'000;
+constexpr uint64_t kProgressIntervalNs = 250'000'000;
+// How long a started command may take to exit after profcpu forwards a signal.
+constexpr uint64_t kCommandGraceNs = 2'000'000'000;
+
+int64_t RealtimeNowNs() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string ReadTrimmed(const char* path) {
+  auto text = base::ReadFileBounded(path, 4096);
+  return text.ok() ? std::string(absl::StripAsciiWhitespace(*text)) : "";
+}
+
+recording::Header MakeHeader(const CollectionOptions& options, uint64_t start_ns) {
+  recording::Header h;
+  h.profcpu_version = options.profcpu_version;
+  h.event_name = options.sampler.event.name;
+  h.event_type = options.sampler.event.type;
+  h.event_config = options.sampler.event.config;
+  h.frequency_mode = options.sampler.frequency_mode;
+  h.sample_rate = options.sampler.rate;
+  h.clock_id = CLOCK_MONOTONIC;
+  h.start_time_ns = start_ns;
+  h.start_realtime_ns = RealtimeNowNs();
+  h.cpu_count = static_cast<uint32_t>(::sysconf(_SC_NPROCESSORS_CONF));
+  h.callgraph = "fp";
+  utsname uts;
+  if (::uname(&uts) == 0) {
+    h.hostname = uts.nodename;
+    h.kernel_release = uts.release;
+  }
+  h.boot_id = ReadTrimmed("/proc/sys/kernel/random/boot_id");
+  h.target = options.command.empty() ? absl::StrCat("pid ", options.pid)
+                                     : absl::StrCat("command: ", absl::StrJoin(options.command, " "));
+  h.command_line = options.command_line;
+  return h;
+}
+
+// What the collector knows about a process: pids by namespace and command line.
+recording::ProcessInfo DescribeProcess(pid_t pid, uint64_t time_ns) {
+  recording::ProcessInfo info;
+  info.time_ns = time_ns;
+  info.pid = static_cast<uint32_t>(pid);
+  auto ns_pids = ReadNamespacePids(pid);
+  info.namespace_pids = ns_pids.ok() ? *ns_pids : std::vector<uint32_t>{info.pid};
+  auto cmdline = ReadCommandLine(pid);
+  if (cmdline.ok()) info.command_line = *cmdline;
+  return info;
+}
+
+// The state of a process that predates collection, as records: thread names,
+// executable mappings, and how it sees itself.
+void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* orderer,
+                               std::vector<std::string>* warnings) {
+  orderer->Add(DescribeProcess(pid, time_ns));
+  auto tids = ListThreads(pid);
+  if (tids.ok()) {
+    for (pid_t tid : *tids) {
+      auto name = ReadThreadName(pid, tid);
+      if (!name.ok()) continue;
+      recording::Comm comm;
+      comm.time_ns = time_ns;
+      comm.pid = static_cast<uint32_t>(pid);
+      comm.tid = static_cast<uint32_t>(tid);
+      comm.comm = *name;
+      comm.synthesized = true;
+      orderer->Add(std::move(comm));
+    }
+  }
+  auto maps = ReadProcMaps(pid, time_ns);
+  if (!maps.ok()) {
+    warnings->push_back(absl::StrCat("cannot read the mappings of process ", pid, ": ",
+                                     maps.status().message(),
+                                     "; its native frames will be [unknown] (needs "
+                                     "CAP_SYS_PTRACE for another user's process)"));
+    return;
+  }
+  for (recording::Mmap& m : *maps) orderer->Add(std::move(m));
+}
+
+// Readable (POLLIN) once the process has exited; -1 if pidfd is unavailable.
+int OpenPidFd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+bool PidFdExited(int fd) {
+  if (fd < 0) return false;
+  pollfd p = {fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+}  // namespace
+
+uint64_t MonotonicNowNs() {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
+  const bool command_mode = !options.command.empty();
+  CollectionResult result;
+  std::unique_ptr<CommandLauncher> launcher;
+  if (command_mode) {
+    PROFCPU_ASSIGN_OR_RETURN(launcher, CommandLauncher::Prepare(options.command));
+    result.target_pid = launcher->pid();
+  } else {
+    if (options.pid <= 0) return absl::InvalidArgumentError("no target: give a pid or a command");
+    if (::kill(options.pid, 0) != 0 && errno == ESRCH) {
+      return absl::NotFoundError(absl::StrCat("no process with pid ", options.pid));
+    }
+    result.target_pid = options.pid;
+  }
+  const pid_t pid = result.target_pid;
+
+  PROFCPU_ASSIGN_OR_RETURN(auto writer, recording::RecordingWriter::Create(options.recording_path));
+  RecordOrderer orderer([&](const recording::Record& record) {
+    return writer->Write(record);
+  });
+
+  SamplerOptions sampler_options = options.sampler;
+  sampler_options.enable_on_exec = command_mode;
+  PROFCPU_ASSIGN_OR_RETURN(
+      auto sampler, Sampler::Create(sampler_options, [&](recording::Record&& record) {
+        if (auto* fork = std::get_if<recording::Fork>(&record); fork && fork->pid != fork->ppid) {
+          // A new process: remember how to reach its files while it lives.
+          if (!result.roots.contains(fork->pid)) {
+            auto root = base::RootDir::Open(absl::StrCat("/proc/", fork->pid, "/root"));
+            if (root.ok()) result.roots.emplace(fork->pid, *root);
+            orderer.Add(DescribeProcess(static_cast<pid_t>(fork->pid), fork->time_ns));
+          }
+        }
+        orderer.Add(std::move(record));
+      }));
+
+  result.start_time_ns = MonotonicNowNs();
+  PROFCPU_RETURN_IF_ERROR(writer->Write(MakeHeader(options, result.start_time_ns)));
+
+  auto root = base::RootDir::Open(absl::StrCat("/proc/", pid, "/root"));
+  if (root.ok()) {
+    result.roots.emplace(static_cast<uint32_t>(pid), *root);
+  } else {
+    result.warnings.push_back(absl::StrCat("cannot open the root of process ", pid, ": ",
+                                           root.status().message()));
+  }
+
+  absl::Status attached = sampler->AttachProcess(pid);
+  if (!attached.ok()) {
+    if (absl::IsNotFound(attached) && !command_mode) {
+      return absl::NotFoundError(absl::StrCat("no process with pid ", pid));
+    }
+    return attached;
+  }
+  if (command_mode) {
+    orderer.Add(DescribeProcess(pid, result.start_time_ns));
+    PROFCPU_RETURN_IF_ERROR(launcher->Start());
+  } else {
+    // Stamped with the start time, before any sample, so replay sees them first.
+    SynthesizeExistingProcess(pid, result.start_time_ns, &orderer, &result.warnings);
+  }
+  base::UniqueFd pidfd(command_mode ? -1 : OpenPidFd(pid));
+
+  uint64_t last_flush = result.start_time_ns;
+  uint64_t last_progress = 0;
+  const uint64_t duration_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.duration));
+  uint64_t forwarded_signal_at = 0;
+  while (true) {
+    sampler->Wait(kPollIntervalMs);
+    sampler->Drain();
+    PROFCPU_RETURN_IF_ERROR(orderer.EndRound());
+    uint64_t now = MonotonicNowNs();
+    uint64_t elapsed = now - result.start_time_ns;
+    if (now - last_flush >= kFlushIntervalNs) {
+      PROFCPU_RETURN_IF_ERROR(writer->Flush());
+      last_flush = now;
+    }
+    if (options.on_progress && now - last_progress >= kProgressIntervalNs) {
+      options.on_progress({absl::Nanoseconds(static_cast<int64_t>(elapsed)), options.duration,
+                           sampler->counters().samples, sampler->counters().lost});
+      last_progress = now;
+    }
+    if (command_mode && launcher->Exited(&result.command_exit_code)) {
+      result.stop_reason = "target exited";
+      break;
+    }
+    if (!command_mode && PidFdExited(pidfd.get())) {
+      result.stop_reason = "target exited";
+      break;
+    }
+    if (duration_ns > 0 && elapsed >= duration_ns) {
+      result.stop_reason = "duration";
+      break;
+    }
+    if (options.stop_requested != nullptr && options.stop_requested->load()) {
+      if (command_mode && forwarded_signal_at == 0) {
+        // Let the command end on its own terms, as it would without profcpu,
+        // and keep sampling while it shuts down.
+        launcher->Signal(options.stop_signal ? options.stop_signal->load() : SIGTERM);
+        forwarded_signal_at = now;
+      }
+      if (command_mode && now - forwarded_signal_at < kCommandGraceNs) continue;
+      result.stop_reason = "signal";
+      break;
+    }
+  }
+
+  sampler->DisableAll();
+  sampler->Drain();
+  PROFCPU_RETURN_IF_ERROR(orderer.Flush());
+  result.end_time_ns = MonotonicNowNs();
+  result.counters = sampler->counters();
+  result.kernel_stacks = sampler->kernel_stacks();
+  for (const std::string& w : sampler->warnings()) result.warnings.push_back(w);
+  recording::Finish finish;
+  finish.end_time_ns = result.end_time_ns;
+  finish.samples = result.counters.samples;
+  finish.lost = result.counters.lost;
+  finish.stop_reason = result.stop_reason;
+  PROFCPU_RETURN_IF_ERROR(writer->Write(finish));
+  PROFCPU_RETURN_IF_ERROR(writer->Close());
+  if (options.on_progress) {
+    options.on_progress({absl::Nanoseconds(static_cast<int64_t>(result.end_time_ns -
+                                                                result.start_time_ns)),
+                         options.duration, result.counters.samples, result.counters.lost});
+  }
+  return result;
+}
+
+}  // namespace profcpu::collector

@@ -1,0 +1,68 @@
+// One profiling run: attach to the target (a running process, or a command
+// profcpu starts), sample until the duration passes, a signal arrives or the
+// target exits, and write everything to a recording as it goes.
+#ifndef PROFCPU_COLLECTOR_COLLECTION_H_
+#define PROFCPU_COLLECTOR_COLLECTION_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "collector/base/rooted_open.h"
+#include "collector/sampler.h"
+
+namespace profcpu::collector {
+
+struct Progress {
+  absl::Duration elapsed;
+  absl::Duration duration;  // zero: until the target exits
+  uint64_t samples = 0;
+  uint64_t lost = 0;
+};
+
+struct CollectionOptions {
+  SamplerOptions sampler;
+  pid_t pid = 0;                      // profile this running process ...
+  std::vector<std::string> command;   // ... or start this command and profile it
+  absl::Duration duration = absl::ZeroDuration();  // zero: no limit
+  std::string recording_path;
+  std::string profcpu_version;
+  std::string command_line;           // profcpu's own, for the header
+  // Called about four times a second with the live counts.
+  std::function<void(const Progress&)> on_progress;
+  // Set from a signal handler to stop collection early (outputs still written).
+  const std::atomic<bool>* stop_requested = nullptr;
+  // Forwarded to a started command when stop_requested is set.
+  const std::atomic<int>* stop_signal = nullptr;
+};
+
+struct CollectionResult {
+  SamplerCounters counters;
+  std::string stop_reason;     // "duration", "signal", "target exited"
+  int command_exit_code = -1;  // record mode: the command's exit code
+  bool kernel_stacks = true;
+  std::vector<std::string> warnings;
+  pid_t target_pid = 0;
+  uint64_t start_time_ns = 0;
+  uint64_t end_time_ns = 0;
+  // The root directory of every process seen, opened while it lived, so its
+  // files can be read after it exits (see base::RootDir).
+  std::map<uint32_t, std::shared_ptr<base::RootDir>> roots;
+};
+
+absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options);
+
+// CLOCK_MONOTONIC now, in nanoseconds (the clock samples are stamped with).
+uint64_t MonotonicNowNs();
+
+}  // namespace profcpu::collector
+
+#endif  // PROFCPU_COLLECTOR_COLLECTION_H_

@@ -1,0 +1,101 @@
+#include "collector/command_launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "collector/base/errno_status.h"
+
+namespace profcpu::collector {
+
+absl::StatusOr<std::unique_ptr<CommandLauncher>> CommandLauncher::Prepare(
+    const std::vector<std::string>& command) {
+  if (command.empty()) return absl::InvalidArgumentError("no command given");
+  int go[2], error[2];
+  if (::pipe2(go, O_CLOEXEC) != 0) return base::ErrnoStatus(errno, "pipe");
+  if (::pipe2(error, O_CLOEXEC) != 0) {
+    ::close(go[0]);
+    ::close(go[1]);
+    return base::ErrnoStatus(errno, "pipe");
+  }
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid < 0) return base::ErrnoStatus(errno, "fork");
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    ::close(go[1]);
+    ::close(error[0]);
+    char byte;
+    ssize_t n;
+    do {
+      n = ::read(go[0], &byte, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) ::_exit(127);  // profcpu gave up before starting us
+    ::execvp(argv[0], argv.data());
+    int err = errno;
+    (void)!::write(error[1], &err, sizeof(err));
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  ::close(error[1]);
+  return std::unique_ptr<CommandLauncher>(
+      new CommandLauncher(pid, base::UniqueFd(go[1]), base::UniqueFd(error[0])));
+}
+
+CommandLauncher::~CommandLauncher() {
+  if (reaped_) return;
+  int status;
+  if (go_.valid()) {
+    // Never started: closing the pipe makes the child exit at once.
+    go_.Reset();
+    ::waitpid(pid_, &status, 0);
+  } else {
+    // Started and still running (profcpu was stopped first): do not block on
+    // it; it carries on and is reaped by init once profcpu exits.
+    ::waitpid(pid_, &status, WNOHANG);
+  }
+}
+
+absl::Status CommandLauncher::Start() {
+  char byte = 1;
+  if (::write(go_.get(), &byte, 1) != 1) return base::ErrnoStatus(errno, "start command");
+  go_.Reset();
+  int err = 0;
+  ssize_t n;
+  do {
+    n = ::read(exec_error_.get(), &err, sizeof(err));
+  } while (n < 0 && errno == EINTR);
+  if (n == sizeof(err)) {
+    int status;
+    ::waitpid(pid_, &status, 0);
+    reaped_ = true;
+    if (err == ENOENT) return absl::NotFoundError("command not found");
+    return base::ErrnoStatus(err, "exec");
+  }
+  return absl::OkStatus();
+}
+
+bool CommandLauncher::Exited(int* exit_code) {
+  if (reaped_) return true;
+  int status;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r != pid_) return false;
+  reaped_ = true;
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return true;
+}
+
+void CommandLauncher::Signal(int signal_number) {
+  if (!reaped_) ::kill(pid_, signal_number);
+}
+
+}  // namespace profcpu::collector

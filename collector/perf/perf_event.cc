@@ -1,0 +1,97 @@
+#include "collector/perf/perf_event.h"
+
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "collector/base/errno_status.h"
+#include "collector/base/file_io.h"
+
+namespace profcpu::collector {
+namespace {
+
+int ReadIntSysctl(const char* path, int fallback) {
+  auto text = base::ReadFileBounded(path, 64);
+  int value = fallback;
+  if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &value)) return fallback;
+  return value;
+}
+
+}  // namespace
+
+int PerfEventParanoid() { return ReadIntSysctl("/proc/sys/kernel/perf_event_paranoid", 2); }
+int PerfEventMaxStack() { return ReadIntSysctl("/proc/sys/kernel/perf_event_max_stack", 127); }
+
+absl::StatusOr<base::UniqueFd> OpenPerfEvent(const perf_event_attr& attr, pid_t tid, int cpu,
+                                             const std::string& event_name) {
+  long fd = ::syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd >= 0) return base::UniqueFd(static_cast<int>(fd));
+  int err = errno;
+  std::string where = absl::StrCat("perf_event_open(", event_name, ", tid ", tid, ", cpu ", cpu,
+                                   ")");
+  switch (err) {
+    case ESRCH:
+      return absl::NotFoundError(absl::StrCat(where, ": no such thread"));
+    case EACCES:
+    case EPERM: {
+      int paranoid = PerfEventParanoid();
+      return absl::PermissionDeniedError(absl::StrCat(
+          where, ": ", std::strerror(err), ". Sampling ",
+          attr.exclude_kernel ? "" : "with kernel stacks ", "needs CAP_PERFMON (or CAP_SYS_ADMIN "
+          "on kernels before 5.8) while kernel.perf_event_paranoid is ", paranoid,
+          " (> 1 forbids it to unprivileged users: 'sysctl kernel.perf_event_paranoid=1' allows "
+          "user+kernel sampling of your own processes); sampling another user's process also "
+          "needs CAP_SYS_PTRACE. In a container, add --cap-add PERFMON --cap-add SYS_PTRACE "
+          "and a seccomp profile that allows perf_event_open."));
+    }
+    case ENOENT:
+    case EOPNOTSUPP:
+    case ENODEV:
+      return absl::UnimplementedError(absl::StrCat(
+          where, ": event '", event_name, "' is not supported on this machine (",
+          std::strerror(err), ")",
+          attr.type == PERF_TYPE_HARDWARE
+              ? "; there is no hardware PMU (common in VMs and containers): use -event cpu-clock"
+              : ""));
+    case EMFILE:
+      return absl::ResourceExhaustedError(absl::StrCat(
+          where, ": too many open files; raise the limit (ulimit -n) — profcpu needs one "
+          "descriptor per thread per CPU"));
+    case EINVAL:
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": invalid argument (the frequency may exceed "
+          "kernel.perf_event_max_sample_rate, or the kernel lacks a feature profcpu needs)"));
+    default:
+      return base::ErrnoStatus(err, where);
+  }
+}
+
+absl::Status RedirectOutput(int fd, int output_fd) {
+  if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, output_fd) != 0) {
+    return base::ErrnoStatus(errno, "PERF_EVENT_IOC_SET_OUTPUT");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EnableEvent(int fd) {
+  if (::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    return base::ErrnoStatus(errno, "PERF_EVENT_IOC_ENABLE");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DisableEvent(int fd) {
+  if (::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) != 0) {
+    return base::ErrnoStatus(errno, "PERF_EVENT_IOC_DISABLE");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace profcpu::collector

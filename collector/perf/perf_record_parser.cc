@@ -1,0 +1,178 @@
+#include "collector/perf/perf_record_parser.h"
+
+#include <linux/perf_event.h>
+
+#include <cstring>
+
+#include "collector/base/byte_io.h"
+
+namespace profcpu::collector {
+namespace {
+
+// With sample_id_all, every non-sample record ends with the sample_type
+// fields TID (pid, tid), TIME and CPU (cpu, reserved): 24 bytes for kSampleType.
+constexpr size_t kSampleIdSize = 8 + 8 + 8;
+
+// Call chain entries at or above this value are context markers
+// (PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER, ...), not addresses.
+constexpr uint64_t kContextMarkerMin = static_cast<uint64_t>(PERF_CONTEXT_MAX);
+
+// x86-64 splits canonical addresses: the kernel owns the upper half.
+bool IsKernelAddress(uint64_t ip) { return ip >= 0xffff800000000000ull; }
+
+struct SampleId {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t time = 0;
+  uint32_t cpu = 0;
+};
+
+bool ReadSampleId(absl::string_view bytes, SampleId* id) {
+  if (bytes.size() < sizeof(perf_event_header) + kSampleIdSize) return false;
+  base::ByteReader r(bytes.substr(bytes.size() - kSampleIdSize));
+  id->pid = r.U32();
+  id->tid = r.U32();
+  id->time = r.U64();
+  id->cpu = r.U32();
+  return r.ok();
+}
+
+// A NUL-terminated string within a fixed area (the area ends before the sample id).
+std::string BoundedCString(absl::string_view area) {
+  size_t end = area.find('\0');
+  return std::string(area.substr(0, end));
+}
+
+}  // namespace
+
+std::optional<recording::Record> PerfRecordParser::Parse(absl::string_view bytes) {
+  perf_event_header header;
+  if (bytes.size() < sizeof(header)) {
+    ++malformed_;
+    return std::nullopt;
+  }
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  absl::string_view body = bytes.substr(sizeof(header));
+  SampleId id;
+  switch (header.type) {
+    case PERF_RECORD_SAMPLE:
+      return ParseSample(body, header.misc);
+    case PERF_RECORD_MMAP2: {
+      if (!ReadSampleId(bytes, &id) || body.size() < 64 + kSampleIdSize) break;
+      base::ByteReader r(body);
+      recording::Mmap m;
+      m.time_ns = id.time;
+      m.pid = r.U32();
+      m.tid = r.U32();
+      m.start = r.U64();
+      m.length = r.U64();
+      m.file_offset = r.U64();
+      if (header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+        uint8_t size = r.U8();
+        r.U8();
+        r.U16();
+        char build_id[20];
+        for (char& c : build_id) c = static_cast<char>(r.U8());
+        m.build_id.assign(build_id, size <= 20 ? size : 20);
+      } else {
+        m.dev_major = r.U32();
+        m.dev_minor = r.U32();
+        m.inode = r.U64();
+        m.inode_generation = r.U64();
+      }
+      m.prot = r.U32();
+      m.flags = r.U32();
+      if (!r.ok()) break;
+      m.filename = BoundedCString(body.substr(64, body.size() - 64 - kSampleIdSize));
+      return m;
+    }
+    case PERF_RECORD_COMM: {
+      if (!ReadSampleId(bytes, &id) || body.size() < 8 + kSampleIdSize) break;
+      base::ByteReader r(body);
+      recording::Comm c;
+      c.time_ns = id.time;
+      c.pid = r.U32();
+      c.tid = r.U32();
+      c.exec = (header.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+      c.comm = BoundedCString(body.substr(8, body.size() - 8 - kSampleIdSize));
+      return c;
+    }
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT: {
+      if (body.size() < 24) break;
+      base::ByteReader r(body);
+      recording::TaskEvent t;
+      t.pid = r.U32();
+      t.ppid = r.U32();
+      t.tid = r.U32();
+      t.ptid = r.U32();
+      t.time_ns = r.U64();
+      if (header.type == PERF_RECORD_FORK) return recording::Fork{t};
+      return recording::Exit{t};
+    }
+    case PERF_RECORD_LOST: {
+      if (!ReadSampleId(bytes, &id) || body.size() < 16) break;
+      base::ByteReader r(body);
+      r.U64();  // event id
+      return recording::Lost{id.time, id.cpu, r.U64(), recording::LossReason::kRingBufferFull};
+    }
+    case PERF_RECORD_LOST_SAMPLES: {
+      if (!ReadSampleId(bytes, &id) || body.size() < 8) break;
+      base::ByteReader r(body);
+      return recording::Lost{id.time, id.cpu, r.U64(), recording::LossReason::kSamplesDropped};
+    }
+    case PERF_RECORD_THROTTLE: {
+      if (!ReadSampleId(bytes, &id)) break;
+      return recording::Lost{id.time, id.cpu, 1, recording::LossReason::kThrottled};
+    }
+    default:
+      return std::nullopt;  // UNTHROTTLE, MMAP (we ask for MMAP2), ... not needed
+  }
+  ++malformed_;
+  return std::nullopt;
+}
+
+std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view body,
+                                                              uint16_t misc) {
+  base::ByteReader r(body);
+  recording::Sample s;
+  uint64_t ip = r.U64();
+  s.pid = r.U32();
+  s.tid = r.U32();
+  s.time_ns = r.U64();
+  s.cpu = r.U32();
+  r.U32();
+  s.period = r.U64();
+  uint64_t nr = r.U64();
+  if (!r.ok() || nr > r.remaining() / sizeof(uint64_t)) {
+    ++malformed_;
+    return std::nullopt;
+  }
+  std::vector<uint64_t>* chain = nullptr;
+  size_t addresses = 0;
+  for (uint64_t i = 0; i < nr; ++i) {
+    uint64_t entry = r.U64();
+    if (entry >= kContextMarkerMin) {
+      if (entry == static_cast<uint64_t>(PERF_CONTEXT_KERNEL)) {
+        chain = &s.kernel_ips;
+      } else if (entry == static_cast<uint64_t>(PERF_CONTEXT_USER)) {
+        chain = &s.user_ips;
+      } else {
+        chain = nullptr;  // hypervisor / guest contexts: not profiled
+      }
+      continue;
+    }
+    ++addresses;
+    if (chain != nullptr) chain->push_back(entry);
+  }
+  if (nr == 0) {
+    // No call chain (rare: the kernel could not walk): keep the sampled IP.
+    uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    bool kernel = mode == PERF_RECORD_MISC_KERNEL || (mode == 0 && IsKernelAddress(ip));
+    (kernel ? s.kernel_ips : s.user_ips).push_back(ip);
+  }
+  s.truncated = max_stack_ > 0 && addresses >= static_cast<size_t>(max_stack_);
+  return s;
+}
+
+}  // namespace profcpu::collector

@@ -1,0 +1,165 @@
+#include "collector/perf/perf_record_parser.h"
+
+#include <linux/perf_event.h>
+
+#include <string>
+
+#include "collector/base/byte_io.h"
+#include "gtest/gtest.h"
+
+namespace profcpu::collector {
+namespace {
+
+std::string WithHeader(uint32_t type, uint16_t misc, const std::string& body) {
+  std::string out;
+  base::ByteWriter w(&out);
+  w.U32(type);
+  w.U16(misc);
+  w.U16(static_cast<uint16_t>(8 + body.size()));
+  return out + body;
+}
+
+void AppendSampleId(base::ByteWriter& w, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu) {
+  w.U32(pid);
+  w.U32(tid);
+  w.U64(time);
+  w.U32(cpu);
+  w.U32(0);
+}
+
+TEST(PerfRecordParserTest, SampleSplitsKernelAndUserChains) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U64(0xffffffff81000010);  // ip
+  w.U32(10);
+  w.U32(11);
+  w.U64(5000);  // time
+  w.U32(1);
+  w.U32(0);
+  w.U64(10101010);  // period
+  w.U64(6);         // nr
+  w.U64(static_cast<uint64_t>(PERF_CONTEXT_KERNEL));
+  w.U64(0xffffffff81000010);
+  w.U64(0xffffffff81000020);
+  w.U64(static_cast<uint64_t>(PERF_CONTEXT_USER));
+  w.U64(0x401000);
+  w.U64(0x402000);
+  PerfRecordParser parser(127);
+  auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, body));
+  ASSERT_TRUE(record.has_value());
+  const auto& s = std::get<recording::Sample>(*record);
+  EXPECT_EQ(s.pid, 10u);
+  EXPECT_EQ(s.tid, 11u);
+  EXPECT_EQ(s.time_ns, 5000u);
+  EXPECT_EQ(s.cpu, 1u);
+  EXPECT_EQ(s.period, 10101010u);
+  EXPECT_EQ(s.kernel_ips, (std::vector<uint64_t>{0xffffffff81000010, 0xffffffff81000020}));
+  EXPECT_EQ(s.user_ips, (std::vector<uint64_t>{0x401000, 0x402000}));
+  EXPECT_FALSE(s.truncated);
+}
+
+TEST(PerfRecordParserTest, ChainAtTheDepthLimitIsMarkedTruncated) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U64(0x401000);
+  AppendSampleId(w, 1, 1, 1, 0);
+  w.U64(1);
+  w.U64(4);
+  w.U64(static_cast<uint64_t>(PERF_CONTEXT_USER));
+  for (int i = 0; i < 3; ++i) w.U64(0x401000 + i);
+  PerfRecordParser parser(3);
+  auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, 0, body));
+  ASSERT_TRUE(record.has_value());
+  EXPECT_TRUE(std::get<recording::Sample>(*record).truncated);
+}
+
+TEST(PerfRecordParserTest, CallchainLongerThanRecordIsRejected) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U64(0x401000);
+  AppendSampleId(w, 1, 1, 1, 0);
+  w.U64(1);
+  w.U64(1000000);  // nr far beyond the record
+  PerfRecordParser parser(127);
+  EXPECT_FALSE(parser.Parse(WithHeader(PERF_RECORD_SAMPLE, 0, body)).has_value());
+  EXPECT_EQ(parser.malformed(), 1u);
+}
+
+TEST(PerfRecordParserTest, Mmap2WithFilename) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U32(42);
+  w.U32(43);
+  w.U64(0x7f0000000000);
+  w.U64(0x2000);
+  w.U64(0x1000);
+  w.U32(8);
+  w.U32(1);
+  w.U64(12345);
+  w.U64(0);
+  w.U32(5);  // PROT_READ|PROT_EXEC
+  w.U32(2);
+  body += std::string("/usr/lib/libfoo.so\0\0\0\0\0\0", 24);
+  AppendSampleId(w, 42, 43, 777, 0);
+  PerfRecordParser parser(127);
+  auto record = parser.Parse(WithHeader(PERF_RECORD_MMAP2, 0, body));
+  ASSERT_TRUE(record.has_value());
+  const auto& m = std::get<recording::Mmap>(*record);
+  EXPECT_EQ(m.filename, "/usr/lib/libfoo.so");
+  EXPECT_EQ(m.time_ns, 777u);
+  EXPECT_EQ(m.inode, 12345u);
+  EXPECT_EQ(m.file_offset, 0x1000u);
+  EXPECT_EQ(m.prot, 5u);
+}
+
+TEST(PerfRecordParserTest, CommExecAndForkAndLost) {
+  PerfRecordParser parser(127);
+  {
+    std::string body;
+    base::ByteWriter w(&body);
+    w.U32(7);
+    w.U32(7);
+    body += std::string("worker\0\0", 8);
+    AppendSampleId(w, 7, 7, 100, 0);
+    auto record = parser.Parse(WithHeader(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, body));
+    ASSERT_TRUE(record.has_value());
+    EXPECT_EQ(std::get<recording::Comm>(*record).comm, "worker");
+    EXPECT_TRUE(std::get<recording::Comm>(*record).exec);
+  }
+  {
+    std::string body;
+    base::ByteWriter w(&body);
+    w.U32(7);
+    w.U32(7);
+    w.U32(9);
+    w.U32(7);
+    w.U64(200);
+    AppendSampleId(w, 7, 9, 200, 0);
+    auto record = parser.Parse(WithHeader(PERF_RECORD_FORK, 0, body));
+    ASSERT_TRUE(record.has_value());
+    EXPECT_EQ(std::get<recording::Fork>(*record).tid, 9u);
+  }
+  {
+    std::string body;
+    base::ByteWriter w(&body);
+    w.U64(1);
+    w.U64(17);
+    AppendSampleId(w, 0, 0, 300, 1);
+    auto record = parser.Parse(WithHeader(PERF_RECORD_LOST, 0, body));
+    ASSERT_TRUE(record.has_value());
+    EXPECT_EQ(std::get<recording::Lost>(*record).count, 17u);
+    EXPECT_EQ(std::get<recording::Lost>(*record).reason, recording::LossReason::kRingBufferFull);
+  }
+  EXPECT_EQ(parser.malformed(), 0u);
+}
+
+TEST(PerfRecordParserTest, TruncatedRecordsAreCountedNotTrusted) {
+  PerfRecordParser parser(127);
+  EXPECT_FALSE(parser.Parse(WithHeader(PERF_RECORD_MMAP2, 0, "short")).has_value());
+  EXPECT_FALSE(parser.Parse(WithHeader(PERF_RECORD_COMM, 0, "")).has_value());
+  EXPECT_FALSE(parser.Parse("abc").has_value());
+  EXPECT_EQ(parser.malformed(), 3u);
+}
+
+}  // namespace
+}  // namespace profcpu::collector

@@ -1,0 +1,110 @@
+// Real perf events on this test's own threads: no mocks.
+#include "collector/sampler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "collector/perf/event_spec.h"
+#include "gtest/gtest.h"
+
+namespace profcpu::collector {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+__attribute__((noinline)) void Spin() {
+  volatile uint64_t x = 0;
+  while (!g_stop.load(std::memory_order_relaxed)) x = x + 1;
+}
+
+TEST(SamplerTest, SamplesABusyThreadWithUserCallChains) {
+  g_stop = false;
+  std::atomic<pid_t> spinner_tid{0};
+  std::thread spinner([&] {
+    spinner_tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    Spin();
+  });
+  while (spinner_tid == 0) ::usleep(1000);
+
+  std::vector<recording::Sample> samples;
+  SamplerOptions options;
+  options.event = *ParseEventName("cpu-clock");
+  options.rate = 999;
+  auto sampler = Sampler::Create(options, [&](recording::Record&& r) {
+    if (auto* s = std::get_if<recording::Sample>(&r)) samples.push_back(*s);
+  });
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  absl::Status attached = (*sampler)->AttachProcess(::getpid());
+  ASSERT_TRUE(attached.ok()) << attached;
+  for (int i = 0; i < 5; ++i) {
+    (*sampler)->Wait(100);
+    (*sampler)->Drain();
+  }
+  (*sampler)->DisableAll();
+  (*sampler)->Drain();
+  g_stop = true;
+  spinner.join();
+
+  size_t spinner_samples = 0;
+  for (const auto& s : samples) {
+    EXPECT_EQ(s.pid, static_cast<uint32_t>(::getpid()));
+    if (s.tid == static_cast<uint32_t>(spinner_tid.load())) {
+      ++spinner_samples;
+      EXPECT_FALSE(s.user_ips.empty());
+    }
+  }
+  // 0.5 s at 999 Hz of a thread that never sleeps: ~500 samples; on a loaded
+  // two-core machine it may get far less CPU, but not none.
+  EXPECT_GT(spinner_samples, 20u);
+  EXPECT_EQ((*sampler)->counters().samples, samples.size());
+}
+
+TEST(SamplerTest, FollowsThreadsCreatedAfterAttaching) {
+  g_stop = false;
+  std::vector<recording::Record> records;
+  SamplerOptions options;
+  options.event = *ParseEventName("cpu-clock");
+  options.rate = 999;
+  auto sampler = Sampler::Create(options, [&](recording::Record&& r) { records.push_back(r); });
+  ASSERT_TRUE(sampler.ok());
+  ASSERT_TRUE((*sampler)->AttachProcess(::getpid()).ok());
+  std::atomic<pid_t> late_tid{0};
+  std::thread late([&] {
+    late_tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    Spin();
+  });
+  for (int i = 0; i < 4; ++i) {
+    (*sampler)->Wait(100);
+    (*sampler)->Drain();
+  }
+  g_stop = true;
+  late.join();
+  (*sampler)->DisableAll();
+  (*sampler)->Drain();
+  bool saw_fork = false;
+  size_t late_samples = 0;
+  for (const auto& r : records) {
+    if (auto* f = std::get_if<recording::Fork>(&r); f && f->tid == uint32_t(late_tid.load())) {
+      saw_fork = true;
+    }
+    if (auto* s = std::get_if<recording::Sample>(&r); s && s->tid == uint32_t(late_tid.load())) {
+      ++late_samples;
+    }
+  }
+  EXPECT_TRUE(saw_fork);
+  EXPECT_GT(late_samples, 10u);
+}
+
+TEST(SamplerTest, DeadProcessIsNotFound) {
+  SamplerOptions options;
+  options.event = *ParseEventName("cpu-clock");
+  auto sampler = Sampler::Create(options, [](recording::Record&&) {});
+  ASSERT_TRUE(sampler.ok());
+  EXPECT_TRUE(absl::IsNotFound((*sampler)->AttachProcess(999999999)));
+}
+
+}  // namespace
+}  // namespace profcpu::collector
