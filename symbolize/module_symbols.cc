@@ -1,0 +1,53 @@
+#include "symbolize/module_symbols.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "collector/base/errno_status.h"
+#include "collector/base/status_macros.h"
+
+namespace profcpu::symbolize {
+namespace {
+
+// The kernel appends this to a mapping's path once the file is unlinked
+// (d_path(), fs/d_path.c).
+constexpr absl::string_view kDeletedSuffix = " (deleted)";
+
+}  // namespace
+
+absl::StatusOr<ModuleSymbols> LoadModuleSymbols(const base::RootDir& root, const Module& module,
+                                                const ElfSymbolLimits& limits) {
+  absl::string_view path = module.path;
+  const bool deleted = absl::ConsumeSuffix(&path, kDeletedSuffix);
+  PROFCPU_ASSIGN_OR_RETURN(base::UniqueFd fd, root.OpenFile(std::string(path)));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return base::ErrnoStatus(errno, absl::StrCat("stat ", path));
+  ModuleSymbols out;
+  PROFCPU_ASSIGN_OR_RETURN(out.symbols, ElfSymbols::FromFd(fd.get(), path, limits));
+
+  const std::string& found_id = out.symbols->build_id();
+  if (!module.build_id.empty() && !found_id.empty()) {
+    // A build-id names the contents; it settles the question either way.
+    if (found_id != module.build_id) {
+      out.warning = absl::StrCat(path, ": file changed since it was mapped (build-id ",
+                                 absl::BytesToHexString(module.build_id), ", now ",
+                                 absl::BytesToHexString(found_id), "); its symbols may be wrong");
+    }
+  } else if (module.inode != 0 && static_cast<uint64_t>(st.st_ino) != module.inode) {
+    // Device numbers are not compared: overlayfs reports the underlying
+    // layer's device in the mapping but its own in stat().
+    out.warning = absl::StrCat(path, ": file changed since it was mapped (inode ", module.inode,
+                               ", now ", st.st_ino, "); its symbols may be wrong");
+  } else if (deleted) {
+    out.warning = absl::StrCat(path,
+                               ": file was deleted after it was mapped; using the file "
+                               "now at that path, its symbols may be wrong");
+  }
+  return out;
+}
+
+}  // namespace profcpu::symbolize
