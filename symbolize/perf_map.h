@@ -1,0 +1,92 @@
+// A JIT runtime's /tmp/perf-PID.map: one "START SIZE NAME" line per compiled
+// method (tools/perf/Documentation/jit-interface.txt). START and SIZE are hex,
+// with or without "0x" (CoreCLR prints "%p", which glibc renders "0x7f..."; older
+// runtimes print 16 upper-case digits); NAME is the rest of the line and may
+// hold spaces. Ranges are [START, START+SIZE).
+//
+// A runtime that re-JITs a method (tiered compilation) or frees and reuses
+// code memory appends new lines over old ranges, so where ranges overlap the
+// later line wins. perf itself picks arbitrarily among overlaps.
+//
+// The file is written by the target, so it is read streaming with a byte cap
+// and an entry cap, and every line is validated; bad lines are counted.
+#ifndef PROFCPU_SYMBOLIZE_PERF_MAP_H_
+#define PROFCPU_SYMBOLIZE_PERF_MAP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace profcpu::symbolize {
+
+struct PerfMapLimits {
+  // Read at most this much of the file (values above 4 GiB are clamped).
+  uint64_t max_bytes = uint64_t{1} << 30;
+  size_t max_entries = 8'000'000;  // clamped below 2^32
+  size_t max_line = 64 * 1024;     // longer lines are malformed (CoreCLR generics run to KBs)
+};
+
+struct PerfMapStats {
+  uint64_t bytes = 0;  // bytes parsed
+  uint64_t lines = 0;
+  uint64_t entries = 0;            // lines kept
+  uint64_t malformed = 0;          // lines skipped as not "START SIZE NAME"
+  uint64_t empty_ranges = 0;       // SIZE 0: valid but covers nothing
+  bool truncated_bytes = false;    // stopped at max_bytes
+  bool truncated_entries = false;  // stopped at max_entries
+};
+
+struct PerfMapMatch {
+  absl::string_view name;  // valid as long as the PerfMap
+  uint64_t offset = 0;     // from the entry's START
+};
+
+class PerfMap {
+ public:
+  // Parses the whole of `text` (tests, and maps copied into an archive).
+  static PerfMap Parse(absl::string_view text, const PerfMapLimits& limits = {});
+  // Reads the file open at `fd` from its current position, in chunks, never
+  // holding more than one chunk and one line of raw text. `what` names it in
+  // errors. Fails only if the file cannot be read.
+  static absl::StatusOr<PerfMap> Read(int fd, absl::string_view what,
+                                      const PerfMapLimits& limits = {});
+
+  std::optional<PerfMapMatch> Lookup(uint64_t address) const;
+
+  const PerfMapStats& stats() const { return stats_; }
+  // One line per problem worth telling the user (malformed lines, caps hit),
+  // naming the file as `what`.
+  std::vector<std::string> Warnings(absl::string_view what) const;
+
+ private:
+  class Builder;
+  struct Entry {
+    uint64_t start = 0;
+    uint64_t end = 0;          // exclusive
+    uint32_t name_offset = 0;  // names_ stays below 4 GiB: max_bytes is clamped
+    uint32_t name_length = 0;
+  };
+  // The flattened map: [start, next segment's start) belongs to `entry`, or
+  // to nothing when entry == kNoEntry.
+  struct Segment {
+    uint64_t start = 0;
+    uint32_t entry = 0;
+  };
+  static constexpr uint32_t kNoEntry = UINT32_MAX;
+
+  void Flatten();
+
+  std::vector<Entry> entries_;  // in file order
+  std::vector<Segment> segments_;
+  std::string names_;
+  PerfMapStats stats_;
+};
+
+}  // namespace profcpu::symbolize
+
+#endif  // PROFCPU_SYMBOLIZE_PERF_MAP_H_
