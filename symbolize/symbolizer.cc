@@ -1,0 +1,266 @@
+#include "symbolize/symbolizer.h"
+
+#include <sys/stat.h>
+
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/module_symbols.h"
+#include "symbolize/perf_map.h"
+#include "symbolize/vdso_image.h"
+
+namespace profcpu::symbolize {
+namespace {
+
+constexpr absl::string_view kUnknownModule = "[unknown]";
+constexpr absl::string_view kVdso = "[vdso]";
+
+// Where a JIT runtime writes its map, as the process sees itself
+// (jit-interface.txt: /tmp/perf-%d.map with the pid from getpid()).
+std::string PerfMapPathInside(uint32_t namespace_pid) {
+  return absl::StrCat("/tmp/perf-", namespace_pid, ".map");
+}
+
+// True for mapping names that hold JIT code when a runtime has one: the ones
+// worth a hint about perf maps when they stay unnamed.
+bool LooksLikeJit(absl::string_view mapping_name) {
+  return absl::StartsWith(mapping_name, "//anon") || absl::StartsWith(mapping_name, "/memfd:") ||
+         absl::StartsWith(mapping_name, "[anon");
+}
+
+}  // namespace
+
+class Symbolizer::Impl {
+ public:
+  Impl(SymbolizerOptions options, const ProcessFiles* files, const std::vector<Module>* modules)
+      : options_(std::move(options)), files_(files), modules_(modules) {}
+
+  Symbolization Resolve(const SymbolRequest& request) {
+    const CodeLocation& location = request.location;
+    switch (location.kind) {
+      case CodeKind::kKernel:
+        return ResolveKernel(location.value);
+      case CodeKind::kNative:
+        return ResolveNative(request);
+      case CodeKind::kProcess:
+        return ResolveProcess(request);
+      case CodeKind::kImported:
+        break;  // named by the text it was read from; nothing to look up here
+    }
+    return Unnamed(request.mapping_name);
+  }
+
+  // Moves the warnings raised since the last call into `out`.
+  void FlushWarnings(std::vector<std::string>* out) {
+    for (std::string& w : pending_warnings_) out->push_back(std::move(w));
+    pending_warnings_.clear();
+  }
+
+ private:
+  static Symbolization Unnamed(absl::string_view module) {
+    Symbolization s;
+    s.module = module.empty() ? std::string(kUnknownModule) : std::string(module);
+    return s;
+  }
+  static Symbolization Named(absl::string_view module, std::string function, uint64_t offset) {
+    Symbolization s;
+    s.module = std::string(module);
+    s.frames.push_back(Frame{std::move(function), offset, false, "", 0});
+    return s;
+  }
+
+  // Each distinct problem is reported once per Symbolizer, however many
+  // addresses it affects.
+  void Warn(std::string warning) {
+    if (warned_.insert(warning).second) pending_warnings_.push_back(std::move(warning));
+  }
+
+  std::shared_ptr<base::RootDir> RootFor(uint32_t pid) {
+    std::shared_ptr<base::RootDir> root = files_ == nullptr ? nullptr : files_->RootFor(pid);
+    if (root == nullptr) {
+      Warn(absl::StrCat("files of pid ", pid,
+                        " are not available; its native and JIT frames stay unnamed"));
+    }
+    return root;
+  }
+
+  Symbolization ResolveKernel(uint64_t address) {
+    if (!options_.use_local_kallsyms) return Unnamed(kKernelModule);
+    if (!kallsyms_loaded_) {
+      kallsyms_loaded_ = true;
+      absl::StatusOr<Kallsyms> loaded = Kallsyms::Load(options_.kallsyms_path);
+      if (loaded.ok()) {
+        kallsyms_.emplace(std::move(*loaded));
+      } else {
+        Warn(std::string(loaded.status().message()));
+      }
+    }
+    if (!kallsyms_.has_value()) return Unnamed(kKernelModule);
+    std::optional<KernelSymbolMatch> match = kallsyms_->Lookup(address);
+    if (!match.has_value()) return Unnamed(kKernelModule);
+    return Named(match->module, std::string(match->name), match->offset);
+  }
+
+  Symbolization ResolveNative(const SymbolRequest& request) {
+    const uint32_t id = request.location.space;
+    if (modules_ == nullptr || id >= modules_->size()) {
+      Warn(absl::StrCat("native location names module ", id, " but only ",
+                        modules_ == nullptr ? 0 : modules_->size(), " modules are known"));
+      return Unnamed(request.mapping_name);
+    }
+    const Module& module = (*modules_)[id];
+    const ElfSymbols* symbols = nullptr;
+    if (module.path == kVdso) {
+      symbols = Vdso(module);
+    } else if (absl::StartsWith(module.path, "[")) {
+      return Unnamed(module.path);  // [vsyscall], [uprobes]: no file to read
+    } else {
+      symbols = SymbolsOf(id, module);
+    }
+    if (symbols == nullptr) return Unnamed(module.path);
+    std::optional<SymbolMatch> match = symbols->LookupFileOffset(request.location.value);
+    if (!match.has_value()) return Unnamed(module.path);
+    return Named(module.path, std::move(match->function), match->offset);
+  }
+
+  const ElfSymbols* SymbolsOf(uint32_t id, const Module& module) {
+    auto [it, inserted] = module_symbols_.try_emplace(id);
+    if (!inserted) return it->second.get();
+    std::shared_ptr<base::RootDir> root = RootFor(module.example_pid);
+    if (root == nullptr) return nullptr;
+    absl::StatusOr<ModuleSymbols> loaded = LoadModuleSymbols(*root, module);
+    if (!loaded.ok()) {
+      Warn(absl::StrCat("no symbols for ", module.path, ": ", loaded.status().message()));
+      return nullptr;
+    }
+    if (!loaded->warning.empty()) Warn(std::move(loaded->warning));
+    if (loaded->symbols->truncated()) {
+      Warn(absl::StrCat(module.path,
+                        ": symbol table cut at the symbol limit; some functions "
+                        "stay unnamed"));
+    }
+    it->second = std::move(loaded->symbols);
+    return it->second.get();
+  }
+
+  // The vdso is the kernel's, identical in every process of this boot, so the
+  // profiler's own copy stands in for the target's (not for a 32-bit target,
+  // whose vdso32 differs). Only when the target's files are reachable: that
+  // is what says we run where the samples were taken. The kernel maps the
+  // image from offset 0 (a special mapping's vm_pgoff), so a sample's file
+  // offset is an offset into the image.
+  const ElfSymbols* Vdso(const Module& module) {
+    if (!vdso_loaded_) {
+      if (RootFor(module.example_pid) == nullptr) return nullptr;
+      vdso_loaded_ = true;
+      absl::StatusOr<std::string> image = ReadOwnVdsoImage();
+      absl::StatusOr<std::unique_ptr<ElfSymbols>> symbols =
+          image.ok() ? ElfSymbols::FromImage(*image, kVdso)
+                     : absl::StatusOr<std::unique_ptr<ElfSymbols>>(image.status());
+      if (symbols.ok()) {
+        vdso_ = std::move(*symbols);
+      } else {
+        Warn(absl::StrCat("no symbols for [vdso]: ", symbols.status().message()));
+      }
+    }
+    return vdso_.get();
+  }
+
+  Symbolization ResolveProcess(const SymbolRequest& request) {
+    const uint32_t pid = request.location.space;
+    const PerfMap* map = PerfMapOf(pid);
+    if (map != nullptr) {
+      std::optional<PerfMapMatch> match = map->Lookup(request.location.value);
+      // perf names JIT frames' module after the map with the pid it was
+      // recorded under; FlameScope and stackcollapse --jit key on that.
+      if (match.has_value()) {
+        return Named(absl::StrCat("/tmp/perf-", pid, ".map"), std::string(match->name),
+                     match->offset);
+      }
+    } else if (missing_maps_.contains(pid) && LooksLikeJit(request.mapping_name)) {
+      Warn(absl::StrCat("pid ", pid, " has JIT code but no ", missing_maps_[pid],
+                        "; its JIT frames stay [unknown] (for .NET, set DOTNET_PerfMapEnabled=1 "
+                        "in its environment; for Node.js, run it with --perf-basic-prof)"));
+    }
+    return Unnamed(request.mapping_name);
+  }
+
+  const PerfMap* PerfMapOf(uint32_t pid) {
+    auto [it, inserted] = perf_maps_.try_emplace(pid);
+    if (!inserted) return it->second.get();
+    std::shared_ptr<base::RootDir> root = RootFor(pid);
+    if (root == nullptr) return nullptr;
+    const uint32_t namespace_pid = files_->NamespacePid(pid);
+    const std::string path = PerfMapPathInside(namespace_pid);
+    const std::string what = absl::StrCat(path, " of pid ", pid);
+    absl::StatusOr<base::UniqueFd> fd = root->OpenFile(path);
+    if (!fd.ok()) {
+      if (absl::IsNotFound(fd.status())) {
+        missing_maps_.emplace(pid, path);
+      } else {
+        Warn(absl::StrCat("cannot read ", what, ": ", fd.status().message()));
+      }
+      return nullptr;
+    }
+    // The target owns the file: a FIFO or device there must not block us.
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      Warn(absl::StrCat("cannot read ", what, ": not a regular file"));
+      return nullptr;
+    }
+    absl::StatusOr<PerfMap> map = PerfMap::Read(fd->get(), what);
+    if (!map.ok()) {
+      Warn(absl::StrCat("cannot read ", what, ": ", map.status().message()));
+      return nullptr;
+    }
+    for (std::string& w : map->Warnings(what)) Warn(std::move(w));
+    it->second = std::make_unique<PerfMap>(std::move(*map));
+    return it->second.get();
+  }
+
+  const SymbolizerOptions options_;
+  const ProcessFiles* const files_;
+  const std::vector<Module>* const modules_;
+
+  bool kallsyms_loaded_ = false;
+  std::optional<Kallsyms> kallsyms_;
+  bool vdso_loaded_ = false;
+  std::unique_ptr<ElfSymbols> vdso_;
+  // Loaded once per module / pid; a null value records a failed load.
+  absl::flat_hash_map<uint32_t, std::unique_ptr<ElfSymbols>> module_symbols_;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;
+  absl::flat_hash_map<uint32_t, std::string> missing_maps_;  // pid -> path looked for
+
+  absl::flat_hash_set<std::string> warned_;
+  std::vector<std::string> pending_warnings_;
+};
+
+Symbolizer::Symbolizer(SymbolizerOptions options, const ProcessFiles* files,
+                       const std::vector<Module>* modules)
+    : impl_(std::make_unique<Impl>(std::move(options), files, modules)) {}
+
+Symbolizer::~Symbolizer() = default;
+
+void Symbolizer::Resolve(const std::vector<SymbolRequest>& requests, SymbolTable* table,
+                         SymbolizeStats* stats) {
+  for (const SymbolRequest& request : requests) {
+    if (table->Find(request.location) != nullptr) continue;  // named earlier, or a repeat
+    Symbolization s = impl_->Resolve(request);
+    ++stats->requested;
+    if (s.frames.empty()) {
+      ++stats->unknown;
+    } else {
+      ++stats->resolved;
+    }
+    table->Insert(request.location, std::move(s));
+  }
+  impl_->FlushWarnings(&stats->warnings);
+}
+
+}  // namespace profcpu::symbolize
