@@ -1,0 +1,96 @@
+// The frame naming rules of stackcollapse-perf.pl (brendangregg/FlameGraph,
+// commit 41fee1f), as functions both folding paths share: the text folder
+// (stackcollapse.h) and the Profile folder (folded_writer.h). Sharing them is
+// what makes a folded Profile and the folded perf script text of that Profile
+// name every frame the same way.
+//
+// The script works on bytes with Perl's default (non-Unicode) regex rules, so
+// \s is [ \t\n\v\f\r] and \w is [A-Za-z0-9_]; bytes >= 0x80 are neither and
+// pass through untouched.
+#ifndef PROFCPU_FOLD_FRAME_NAME_H_
+#define PROFCPU_FOLD_FRAME_NAME_H_
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
+
+namespace profcpu::fold {
+
+// Perl's \s on a byte string (no locale, no unicode_strings).
+inline bool IsPerlSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+// Perl's \w on a byte string.
+inline bool IsPerlWord(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+inline bool IsPerlDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The script's options that change frame names.
+struct FrameNameOptions {
+  bool annotate_kernel = false;  // --kernel (or --all): "_[k]" on kernel frames
+  bool annotate_jit = false;     // --jit (or --all): "_[j]" on /tmp/perf-N.map frames
+  bool include_addrs = false;    // --addrs: "[module <pc>]" for unknown symbols
+};
+
+// Drops a trailing "+0x<lowercase hex>" (perf >= 4.8 prints symbol offsets).
+absl::string_view StripSymbolOffset(absl::string_view symbol);
+
+// What is left of a module path after its last '/'.
+absl::string_view ModuleBasename(absl::string_view module);
+
+// A module the script treats as kernel code: "[...]" (e.g. "[kernel.kallsyms]",
+// "[nf_conntrack]") or a path ending in "vmlinux", unless it says "unknown".
+bool IsKernelModule(absl::string_view module);
+
+// A module the script treats as JIT code: it contains "/tmp/perf-<digits>.map".
+bool IsJitModule(absl::string_view module);
+
+// Whether a name looks like a Go method ("net/http.(*Client).Do"): it has a
+// ".(" and, at least one character later, a ")." — such names keep their
+// parentheses.
+bool LooksLikeGoMethod(absl::string_view name);
+
+// Appends `name` tidied as the script's tidy_generic does: ';' becomes ':'
+// (';' separates frames), everything from the first '(' that does not open
+// "(anonymous namespace)" is dropped (argument lists, unless a Go method), and
+// quote characters are removed.
+void AppendTidyName(absl::string_view name, std::string* out);
+
+// Whether the script applies its Java tidying to a stack: the root frame (the
+// comm, after the pid/tid suffix and space replacement) starts with "java".
+inline bool IsJavaRoot(absl::string_view root) { return absl::StartsWith(root, "java"); }
+
+// Appends the root frame: "comm", "comm-PID" or "comm-PID/TID" (`include_tid`
+// wins), with every space turned into '_'. Other bytes, ';' included, are kept
+// as the script keeps them.
+void AppendRootName(absl::string_view comm, absl::string_view pid, absl::string_view tid,
+                    bool include_pid, bool include_tid, std::string* out);
+
+// Names the frames of one perf script frame line. Reusable: keeps a scratch
+// buffer so naming does not allocate in steady state.
+class FrameNamer {
+ public:
+  explicit FrameNamer(const FrameNameOptions& options) : options_(options) {}
+
+  // Appends, joined by ';', the names the line "<pc> <symbol> (<module>)"
+  // contributes to a folded stack, outermost first: `symbol` minus its
+  // offset, split on "->" (an inline chain "a->b": b is inlined into a and
+  // gets "_[i]"), each part tidied and annotated. Returns how many names were
+  // appended; 0 when the script skips the line (a symbol starting with '(' or
+  // empty once its offset is dropped). No name contains ';'.
+  int AppendNames(absl::string_view pc, absl::string_view symbol, absl::string_view module,
+                  bool java, std::string* out);
+
+ private:
+  void AppendOne(absl::string_view pc, absl::string_view part, absl::string_view module,
+                 bool java, bool inlined, std::string* out);
+
+  FrameNameOptions options_;
+  std::string scratch_;
+};
+
+}  // namespace profcpu::fold
+
+#endif  // PROFCPU_FOLD_FRAME_NAME_H_
