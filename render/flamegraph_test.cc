@@ -1,0 +1,379 @@
+#include "render/flamegraph.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace profcpu::render {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+fold::FoldedProfile Profile(const std::vector<std::pair<std::string, uint64_t>>& lines) {
+  fold::FoldedProfile profile;
+  for (const auto& [stack, count] : lines) {
+    profile.stacks.push_back({absl::StrSplit(stack, ';'), count});
+  }
+  return profile;
+}
+
+std::string Render(const fold::FoldedProfile& profile, const FlameGraphOptions& options = {}) {
+  absl::StatusOr<std::string> svg = RenderFlameGraph(profile, options);
+  EXPECT_TRUE(svg.ok()) << svg.status();
+  return svg.ok() ? *std::move(svg) : "";
+}
+
+struct Frame {
+  std::string title;
+  std::string label;
+  std::string fill;
+  double x = 0, y = 0, width = 0;
+};
+
+std::string Unescape(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""},
+                                    {"&#39;", "'"}, {"&amp;", "&"}});
+}
+
+// Text between `open` and the next `close` after *pos; advances *pos.
+std::string Between(absl::string_view text, absl::string_view open, absl::string_view close,
+                    size_t* pos) {
+  const size_t start = text.find(open, *pos);
+  if (start == absl::string_view::npos) return "";
+  const size_t from = start + open.size();
+  const size_t end = text.find(close, from);
+  *pos = end;
+  return std::string(text.substr(from, end - from));
+}
+
+double Number(const std::string& text) {
+  double value = -1;
+  EXPECT_TRUE(absl::SimpleAtod(text, &value)) << text;
+  return value;
+}
+
+// Parses the frames this renderer writes (one <g> per line in #frames).
+std::vector<Frame> ParseFrames(absl::string_view svg) {
+  std::vector<Frame> frames;
+  const size_t group = svg.find("<g id=\"frames\"");
+  if (group == absl::string_view::npos) return frames;
+  for (absl::string_view line : absl::StrSplit(svg.substr(group), '\n')) {
+    if (!absl::StartsWith(line, "<g><title>")) continue;
+    Frame frame;
+    size_t pos = 0;
+    frame.title = Unescape(Between(line, "<title>", "</title>", &pos));
+    frame.x = Number(Between(line, "<rect x=\"", "\"", &pos));
+    frame.y = Number(Between(line, " y=\"", "\"", &pos));
+    frame.width = Number(Between(line, " width=\"", "\"", &pos));
+    frame.fill = Between(line, " fill=\"", "\"", &pos);
+    frame.label = Unescape(Between(line, "\">", "</text>", &pos));
+    frames.push_back(frame);
+  }
+  return frames;
+}
+
+// Frames whose title starts with "NAME (".
+std::vector<Frame> Named(const std::vector<Frame>& frames, absl::string_view name) {
+  std::vector<Frame> out;
+  for (const Frame& frame : frames) {
+    if (absl::StartsWith(frame.title, absl::StrCat(name, " ("))) out.push_back(frame);
+  }
+  return out;
+}
+
+Frame Only(const std::vector<Frame>& frames, absl::string_view name) {
+  const std::vector<Frame> found = Named(frames, name);
+  EXPECT_EQ(found.size(), 1u) << name;
+  return found.empty() ? Frame{} : found[0];
+}
+
+// Well-formedness by libxml2's own parser. A missing xmllint fails the test:
+// install Debian's libxml2-utils.
+void ExpectWellFormedXml(const std::string& svg) {
+  ASSERT_EQ(std::system("command -v xmllint >/dev/null 2>&1"), 0)
+      << "xmllint is required by this test: apt-get install -y libxml2-utils";
+  const std::string path = testing::TempDir() + "/render_test.svg";
+  const std::string log = testing::TempDir() + "/render_test.xmllint";
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << svg;
+  }
+  const int status =
+      std::system(absl::StrCat("xmllint --noout --nonet '", path, "' >'", log, "' 2>&1").c_str());
+  std::ifstream errors(log);
+  const std::string messages((std::istreambuf_iterator<char>(errors)),
+                             std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 0) << messages;
+  EXPECT_EQ(messages, "");
+}
+
+TEST(FlameGraphTest, WidthsProportionalToCounts) {
+  const std::string svg = Render(Profile({{"main;a", 30}, {"main;b", 10}, {"main;c;d", 60}}));
+  const std::vector<Frame> frames = ParseFrames(svg);
+  ASSERT_EQ(frames.size(), 6u);
+  const Frame all = Only(frames, "all");
+  EXPECT_EQ(all.x, 10);
+  EXPECT_EQ(all.width, 1180);
+  EXPECT_EQ(Only(frames, "main").width, 1180);
+  EXPECT_NEAR(Only(frames, "a").width, 1180 * 0.3, 0.01);
+  EXPECT_NEAR(Only(frames, "b").width, 1180 * 0.1, 0.01);
+  EXPECT_NEAR(Only(frames, "c").width, 1180 * 0.6, 0.01);
+  EXPECT_NEAR(Only(frames, "d").width, 1180 * 0.6, 0.01);
+  // Siblings in name order, side by side; callees stacked one level up.
+  EXPECT_NEAR(Only(frames, "b").x, Only(frames, "a").x + Only(frames, "a").width, 0.01);
+  EXPECT_NEAR(Only(frames, "c").x, Only(frames, "b").x + Only(frames, "b").width, 0.01);
+  EXPECT_EQ(Only(frames, "d").x, Only(frames, "c").x);
+  EXPECT_EQ(Only(frames, "main").y, all.y - 16);
+  EXPECT_EQ(Only(frames, "d").y, all.y - 48);
+  ExpectWellFormedXml(svg);
+}
+
+TEST(FlameGraphTest, MergesSharedPrefixes) {
+  const std::vector<Frame> frames =
+      ParseFrames(Render(Profile({{"p;q;r", 1}, {"p;t", 1}, {"p;q;s", 2}})));
+  EXPECT_EQ(frames.size(), 6u);
+  EXPECT_EQ(Only(frames, "p").title, "p (4 samples, 100.00%)");
+  EXPECT_EQ(Only(frames, "q").title, "q (3 samples, 75.00%)");
+  EXPECT_EQ(Only(frames, "r").title, "r (1 samples, 25.00%)");
+  EXPECT_EQ(Only(frames, "s").title, "s (2 samples, 50.00%)");
+}
+
+TEST(FlameGraphTest, HoverTitleFormat) {
+  FlameGraphOptions options;
+  options.count_name = "bytes";
+  options.min_width = 0;  // keep "cold", far below a pixel
+  const std::vector<Frame> frames = ParseFrames(
+      Render(Profile({{"hot", 1234567}, {"cold", 1}, {"warm", 2469133}}), options));
+  EXPECT_EQ(Only(frames, "all").title, "all (3,703,701 bytes, 100%)");
+  EXPECT_EQ(Only(frames, "hot").title, "hot (1,234,567 bytes, 33.33%)");
+  EXPECT_EQ(Only(frames, "warm").title, "warm (2,469,133 bytes, 66.67%)");
+  EXPECT_EQ(Only(frames, "cold").title, "cold (1 bytes, 0.00%)");
+
+  // Annotations added by stackcollapse are dropped from what is shown.
+  const std::vector<Frame> annotated =
+      ParseFrames(Render(Profile({{"do_syscall_64_[k]", 1}, {"Foo.bar_[j]", 2}})));
+  EXPECT_EQ(Only(annotated, "do_syscall_64").title, "do_syscall_64 (1 samples, 33.33%)");
+  EXPECT_EQ(Only(annotated, "Foo.bar").label, "Foo.bar");
+}
+
+TEST(FlameGraphTest, HostileNamesAreEscaped) {
+  const std::vector<std::string> names = {
+      "<script>alert(1)</script>", "a&b\"c'd", "\x01", "\xff\xfe", "]]>",
+      "</title><script>alert(2)</script>", "<![CDATA[x]]>", "&lt;", "<!--", "-->",
+      std::string("nul\0byte", 8), "\xED\xA0\x80surrogate", "x\" onload=\"alert(3)"};
+  fold::FoldedProfile profile;
+  for (const std::string& name : names) profile.stacks.push_back({{"comm", name}, 5});
+  profile.stacks.push_back({{"comm", "tail"}, 5});
+  FlameGraphOptions options;
+  options.width = 20000;  // room for every label in full
+  options.title = "<b>title</b>";
+  options.subtitle = "sub&title\x02";
+  options.notes = "--> <script>alert(4)</script> <!--";
+  options.name_type = "\"Func\":";
+  options.count_name = "<samples>";
+  const std::string svg = Render(profile, options);
+  ExpectWellFormedXml(svg);
+
+  // One script element only (ours), and no element any name could open.
+  size_t scripts = 0;
+  for (size_t pos = svg.find("<script"); pos != std::string::npos;
+       pos = svg.find("<script", pos + 1)) {
+    ++scripts;
+  }
+  EXPECT_EQ(scripts, 1u);
+  EXPECT_THAT(svg, Not(HasSubstr("alert(1)</script>")));
+  EXPECT_THAT(svg, Not(HasSubstr("<b>")));
+  EXPECT_THAT(svg, HasSubstr("&lt;b&gt;title&lt;/b&gt;"));
+
+  const std::vector<Frame> frames = ParseFrames(svg);
+  const std::string replacement = "\xEF\xBF\xBD";
+  EXPECT_EQ(Only(frames, "<script>alert(1)</script>").label, "<script>alert(1)</script>");
+  EXPECT_EQ(Only(frames, "a&b\"c'd").label, "a&b\"c'd");
+  EXPECT_EQ(Only(frames, "]]>").label, "]]>");
+  EXPECT_EQ(Only(frames, replacement).label, replacement);  // "\x01"
+  EXPECT_EQ(Only(frames, replacement + replacement).label, replacement + replacement);
+  EXPECT_EQ(Only(frames, "nul" + replacement + "byte").title,
+            "nul" + replacement + "byte (5 <samples>, 7.14%)");
+}
+
+TEST(FlameGraphTest, ColorsStableAcrossRenders) {
+  const fold::FoldedProfile profile =
+      Profile({{"main;foo", 3}, {"main;bar;baz", 2}, {"main;-;kernel", 1}});
+  const std::string first = Render(profile);
+  fold::FoldedProfile reversed = profile;
+  std::reverse(reversed.stacks.begin(), reversed.stacks.end());
+  EXPECT_EQ(Render(reversed), first);
+  EXPECT_EQ(Render(profile), first);
+
+  const std::vector<Frame> frames = ParseFrames(first);
+  EXPECT_EQ(Only(frames, "foo").fill, "rgb(220,71,17)");  // as flamegraph.pl colours it
+  EXPECT_EQ(Only(frames, "main").fill, "rgb(243,179,42)");
+  EXPECT_EQ(Only(frames, "-").fill, "rgb(200,200,200)");  // separator frames are grey
+}
+
+TEST(FlameGraphTest, MinWidthDropsNarrowFrames) {
+  // At the default 1200 px, one sample in 100,000 is 0.0118 px wide.
+  const fold::FoldedProfile profile =
+      Profile({{"main;wide", 94'999}, {"main;narrow;child", 1}, {"main;five", 5'000}});
+  const std::vector<Frame> by_default = ParseFrames(Render(profile));
+  EXPECT_TRUE(Named(by_default, "narrow").empty());
+  EXPECT_TRUE(Named(by_default, "child").empty());
+  // Its time stays in the parent.
+  EXPECT_EQ(Only(by_default, "main").title, "main (100,000 samples, 100.00%)");
+  EXPECT_EQ(Only(by_default, "five").title, "five (5,000 samples, 5.00%)");
+
+  FlameGraphOptions keep_all;
+  keep_all.min_width = 0;
+  const std::vector<Frame> all = ParseFrames(Render(profile, keep_all));
+  EXPECT_EQ(Named(all, "narrow").size(), 1u);
+  EXPECT_EQ(Named(all, "child").size(), 1u);
+
+  FlameGraphOptions percent;
+  percent.min_width = 10;
+  percent.min_width_is_percent = true;
+  const std::vector<Frame> wide_only = ParseFrames(Render(profile, percent));
+  EXPECT_TRUE(Named(wide_only, "five").empty());
+  EXPECT_EQ(Named(wide_only, "wide").size(), 1u);
+}
+
+TEST(FlameGraphTest, DroppedFramesShrinkTheImage) {
+  const fold::FoldedProfile profile = Profile({{"a", 100'000}, {"b;c;d;e", 1}});
+  const std::string svg = Render(profile);
+  // Two levels drawn (all, a): 2 * 16 + 36 + 34.
+  EXPECT_THAT(svg, HasSubstr("<svg version=\"1.1\" width=\"1200\" height=\"102\""));
+}
+
+TEST(FlameGraphTest, TitleWidthAndOtherOptions) {
+  FlameGraphOptions options;
+  options.title = "CPU of <pod>";
+  options.subtitle = "30 s at 99 Hz";
+  options.width = 800;
+  options.frame_height = 20;
+  options.font_type = "DejaVu Sans, sans-serif";
+  const std::string svg = Render(Profile({{"main;work", 3}, {"main", 1}}), options);
+  ExpectWellFormedXml(svg);
+  EXPECT_THAT(svg, HasSubstr("width=\"800\""));
+  EXPECT_THAT(svg, HasSubstr(">CPU of &lt;pod&gt;</text>"));
+  EXPECT_THAT(svg, HasSubstr("<text id=\"subtitle\" x=\"400\" y=\"48\">30 s at 99 Hz</text>"));
+  EXPECT_THAT(svg, HasSubstr("font-family:DejaVu Sans, sans-serif;"));
+  const std::vector<Frame> frames = ParseFrames(svg);
+  EXPECT_EQ(Only(frames, "all").width, 780);
+  EXPECT_NEAR(Only(frames, "work").width, 780 * 0.75, 0.01);
+  EXPECT_NEAR(Only(frames, "work").x, 10 + 780 * 0.25, 0.01);  // after main's own time
+  EXPECT_EQ(Only(frames, "main").y, Only(frames, "all").y - 20);
+
+  EXPECT_THAT(Render(Profile({{"a", 1}})), HasSubstr(">Flame Graph</text>"));
+}
+
+TEST(FlameGraphTest, InvertedHangsFromTheTop) {
+  FlameGraphOptions options;
+  options.inverted = true;
+  const std::string svg = Render(Profile({{"main;work", 3}}), options);
+  EXPECT_THAT(svg, HasSubstr(">Icicle Graph</text>"));
+  EXPECT_THAT(svg, HasSubstr("data-inverted=\"1\""));
+  const std::vector<Frame> frames = ParseFrames(svg);
+  EXPECT_EQ(Only(frames, "all").y, 36);
+  EXPECT_EQ(Only(frames, "main").y, 52);
+  EXPECT_EQ(Only(frames, "work").y, 68);
+}
+
+TEST(FlameGraphTest, LabelsCutToFit) {
+  // 1180 px: a 10% frame is 118 px, room for 16 characters of 7.08 px.
+  const std::string long_name = "abcdefghijklmnopqrstuvwxyz";
+  const std::vector<Frame> frames = ParseFrames(Render(Profile(
+      {{long_name, 10}, {"short", 10}, {"tiny", 1}, {"\xC3\xA9\xC3\xA9\xC3\xA9" + long_name, 10},
+       {"rest", 69}})));
+  EXPECT_EQ(Only(frames, long_name).label, "abcdefghijklmn..");
+  EXPECT_EQ(Only(frames, "short").label, "short");
+  EXPECT_EQ(Only(frames, "tiny").label, "");  // 11.8 px: room for 1.67 characters
+  // Cut by code points, never inside a UTF-8 sequence.
+  EXPECT_EQ(Only(frames, "\xC3\xA9\xC3\xA9\xC3\xA9" + long_name).label,
+            "\xC3\xA9\xC3\xA9\xC3\xA9" "abcdefghijk..");
+  EXPECT_EQ(Only(frames, "all").label, "all");
+}
+
+TEST(FlameGraphTest, EmptyProfileSaysNoSamples) {
+  const std::string svg = Render(fold::FoldedProfile{});
+  ExpectWellFormedXml(svg);
+  EXPECT_THAT(svg, HasSubstr(">No samples</text>"));
+  EXPECT_TRUE(ParseFrames(svg).empty());
+
+  // Stacks that all count zero are no samples either.
+  FlameGraphOptions options;
+  options.count_name = "bytes";
+  const std::string zero = Render(Profile({{"a;b", 0}}), options);
+  ExpectWellFormedXml(zero);
+  EXPECT_THAT(zero, HasSubstr(">No bytes</text>"));
+}
+
+TEST(FlameGraphTest, ControlsAndScriptPresent) {
+  const std::string svg = Render(Profile({{"a", 1}}));
+  for (absl::string_view id : {"details", "unzoom", "search", "ignorecase", "matched", "title"}) {
+    EXPECT_THAT(svg, HasSubstr(absl::StrCat("<text id=\"", id, "\"")));
+  }
+  EXPECT_THAT(svg, HasSubstr(">Reset Zoom</text>"));
+  EXPECT_THAT(svg, HasSubstr(">Search</text>"));
+  EXPECT_THAT(svg, HasSubstr("<linearGradient id=\"background\""));
+  EXPECT_THAT(svg, HasSubstr("<script type=\"text/ecmascript\"><![CDATA["));
+  EXPECT_THAT(svg, HasSubstr("data-name-type=\"Function:\""));
+  EXPECT_THAT(svg, HasSubstr("data-count-name=\"samples\""));
+}
+
+TEST(FlameGraphTest, DeepStacksRender) {
+  fold::FoldedProfile profile;
+  fold::FoldedStack stack;
+  for (int i = 0; i < 20000; ++i) stack.frames.push_back(absl::StrCat("f", i));
+  stack.count = 1;
+  profile.stacks.push_back(stack);
+  const std::vector<Frame> frames = ParseFrames(Render(profile));
+  EXPECT_EQ(frames.size(), 20001u);
+}
+
+TEST(FlameGraphTest, AppendsToExistingBuffer) {
+  std::string out = "prefix";
+  ASSERT_TRUE(AppendFlameGraph(Profile({{"a", 1}}), {}, &out).ok());
+  EXPECT_TRUE(absl::StartsWith(out, "prefix<?xml"));
+  EXPECT_TRUE(absl::EndsWith(out, "</svg>\n"));
+}
+
+TEST(FlameGraphTest, RejectsInvalidOptions) {
+  const fold::FoldedProfile profile = Profile({{"a", 1}});
+  const auto code = [&](auto change) {
+    FlameGraphOptions options;
+    change(options);
+    return RenderFlameGraph(profile, options).status().code();
+  };
+  EXPECT_EQ(code([](FlameGraphOptions& o) { o.width = 0; }), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](FlameGraphOptions& o) { o.frame_height = -1; }),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](FlameGraphOptions& o) { o.font_size = 0; }),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](FlameGraphOptions& o) { o.min_width = -1; }),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](FlameGraphOptions& o) {
+              o.min_width = 101;
+              o.min_width_is_percent = true;
+            }),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](FlameGraphOptions& o) { o.font_type = "x; } svg { display:none"; }),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](FlameGraphOptions& o) { o.search_color = "red; } *{"; }),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](FlameGraphOptions& o) { o.width = 640; }), absl::StatusCode::kOk);
+}
+
+}  // namespace
+}  // namespace profcpu::render

@@ -1,0 +1,146 @@
+#include "render/frame_writer.h"
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "render/number_format.h"
+#include "render/xml_text.h"
+
+namespace profcpu::render {
+namespace {
+
+// Hundredths of a pixel. Rounding both edges (not the width) keeps every
+// callee inside its caller after rounding, which the script's zoom relies on.
+int64_t ToHundredths(double pixels) { return std::llround(pixels * 100); }
+
+constexpr double kLabelInset = 3;  // text starts this far right of the frame's edge
+constexpr double kLabelDrop = 3;   // baseline below the frame's middle
+
+}  // namespace
+
+absl::string_view StripAnnotation(absl::string_view name) {
+  for (absl::string_view suffix : {"_[k]", "_[w]", "_[i]", "_[j]"}) {
+    if (absl::EndsWith(name, suffix)) return name.substr(0, name.size() - suffix.size());
+  }
+  return name;
+}
+
+FrameWriter::FrameWriter(const FrameTree& tree, const FlameGraphLayout& layout,
+                         const FlameGraphOptions& options, absl::string_view count_name,
+                         std::string* out)
+    : tree_(tree),
+      layout_(layout),
+      options_(options),
+      out_(out),
+      label_char_width_(options.font_size * options.font_width),
+      names_(tree.name_count()) {
+  count_suffix_.push_back(' ');
+  AppendXmlText(count_name, &count_suffix_);
+  count_suffix_.append(", ");
+  height_ = "\" height=\"";
+  AppendFixed(layout.frame_height - FlameGraphLayout::kFrameGap, 1, &height_);
+  height_.append("\" fill=\"");
+  // flamegraph.pl names the root "all" but colours it as the empty name.
+  root_info_.ready = true;
+  root_info_.label = "all";
+  root_info_.label_code_points = 3;
+  root_info_.color = FrameColor(options.palette, options.hash_colors, "");
+}
+
+FrameWriter::NameInfo FrameWriter::Describe(absl::string_view raw_name) {
+  absl::string_view clean = raw_name;
+  if (!IsCleanText(raw_name)) {
+    std::string& copy = cleaned_names_.emplace_back();
+    AppendCleanText(raw_name, &copy);
+    clean = copy;
+  }
+  NameInfo info;
+  info.ready = true;
+  info.label = StripAnnotation(clean);
+  info.label_code_points = CountCodePoints(info.label);
+  // Separator frames flamegraph.pl greys out: "-" between user and kernel
+  // stacks, "--" between the stacks of a chain graph.
+  if (clean == "--") {
+    info.color = {160, 160, 160};
+  } else if (clean == "-") {
+    info.color = {200, 200, 200};
+  } else {
+    info.color = FrameColor(options_.palette, options_.hash_colors, clean);
+  }
+  return info;
+}
+
+const FrameWriter::NameInfo& FrameWriter::Info(uint32_t name_id) {
+  NameInfo& info = names_[name_id];
+  if (!info.ready) info = Describe(tree_.name(name_id));
+  return info;
+}
+
+const std::string& FrameWriter::DepthAttributes(uint32_t depth) {
+  while (depth_y_.size() <= 2 * static_cast<size_t>(depth) + 1) {
+    const uint32_t d = static_cast<uint32_t>(depth_y_.size() / 2);
+    const double top = layout_.FrameTop(d);
+    const double bottom = layout_.FrameBottom(d);
+    std::string& rect_y = depth_y_.emplace_back();
+    AppendShortest(top, &rect_y);
+    std::string& text_y = depth_y_.emplace_back();
+    AppendShortest(kLabelDrop + (top + bottom) / 2, &text_y);
+  }
+  return depth_y_[2 * static_cast<size_t>(depth)];
+}
+
+void FrameWriter::WriteLabel(const NameInfo& info, double width) {
+  // flamegraph.pl's rule, in code points: as many characters as the average
+  // glyph width allows; when the name is longer the last two become "..";
+  // fewer than three characters' room shows nothing.
+  const double room = width / label_char_width_;
+  if (room < 3) return;
+  if (room >= static_cast<double>(info.label_code_points)) {
+    AppendXmlEscaped(info.label, out_);
+    return;
+  }
+  const size_t chars = static_cast<size_t>(room);
+  AppendXmlEscaped(PrefixCodePoints(info.label, chars - 2), out_);
+  out_->append("..");
+}
+
+void FrameWriter::Write(uint32_t node_id, uint32_t depth, uint64_t start) {
+  const FrameTree::Node& node = tree_.nodes()[node_id];
+  const NameInfo& info = node_id == 0 ? root_info_ : Info(node.name);
+  const double left = FlameGraphLayout::kSidePad +
+                      static_cast<double>(start) * layout_.pixels_per_count;
+  const double right = left + static_cast<double>(node.total) * layout_.pixels_per_count;
+  const int64_t left_h = ToHundredths(left);
+  const int64_t right_h = ToHundredths(right);
+  const std::string& rect_y = DepthAttributes(depth);
+  const std::string& text_y = depth_y_[2 * static_cast<size_t>(depth) + 1];
+
+  out_->append("<g><title>");
+  AppendXmlEscaped(info.label, out_);
+  out_->append(" (");
+  AppendWithThousands(node.total, out_);
+  out_->append(count_suffix_);
+  if (node_id == 0) {
+    out_->append("100");
+  } else {
+    const double root_total = static_cast<double>(tree_.root().total);
+    AppendFixed(100.0 * static_cast<double>(node.total) / root_total, 2, out_);
+  }
+  out_->append("%)</title><rect x=\"");
+  AppendHundredths(left_h, out_);
+  out_->append("\" y=\"");
+  out_->append(rect_y);
+  out_->append("\" width=\"");
+  AppendHundredths(right_h - left_h, out_);
+  out_->append(height_);
+  AppendRgb(info.color, out_);
+  out_->append("\" rx=\"2\" ry=\"2\"/><text x=\"");
+  AppendHundredths(left_h + static_cast<int64_t>(kLabelInset * 100), out_);
+  out_->append("\" y=\"");
+  out_->append(text_y);
+  out_->append("\">");
+  WriteLabel(info, right - left);
+  out_->append("</text></g>\n");
+}
+
+}  // namespace profcpu::render
