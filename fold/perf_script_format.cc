@@ -1,0 +1,175 @@
+#include "fold/perf_script_format.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace profcpu::fold {
+namespace {
+
+constexpr absl::string_view kUnknown = "[unknown]";
+
+bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Length of the well-formed UTF-8 sequence (RFC 3629) starting at `s[0]`, or
+// 0 if there is none.
+size_t Utf8SequenceLength(absl::string_view s) {
+  auto byte = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char lead = byte(0);
+  size_t length;
+  unsigned char second_min = 0x80, second_max = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) second_min = 0xA0;  // no overlong forms
+    if (lead == 0xED) second_max = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) second_min = 0x90;
+    if (lead == 0xF4) second_max = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < length || byte(1) < second_min || byte(1) > second_max) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (!IsContinuation(byte(i))) return 0;
+  }
+  return length;
+}
+
+void AppendHex(uint64_t value, std::string* out) {
+  char buffer[24];
+  int n = std::snprintf(buffer, sizeof(buffer), "%16" PRIx64, value);
+  out->append(buffer, static_cast<size_t>(n));
+}
+
+void AppendOffset(uint64_t offset, std::string* out) {
+  char buffer[24];
+  int n = std::snprintf(buffer, sizeof(buffer), "+0x%" PRIx64, offset);
+  out->append(buffer, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void AppendSanitized(absl::string_view text, std::string* out) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      size_t run = i + 1;
+      while (run < text.size() && static_cast<unsigned char>(text[run]) >= 0x20 &&
+             static_cast<unsigned char>(text[run]) < 0x7F) {
+        ++run;
+      }
+      out->append(text.data() + i, run - i);
+      i = run;
+      continue;
+    }
+    if (c < 0x80) {  // C0 control or DEL
+      out->push_back('?');
+      ++i;
+      continue;
+    }
+    size_t length = Utf8SequenceLength(text.substr(i));
+    bool c1_control = length == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
+    if (length == 0 || c1_control) {
+      out->push_back('?');
+      i += length == 0 ? 1 : length;
+      continue;
+    }
+    out->append(text.data() + i, length);
+    i += length;
+  }
+}
+
+std::string SanitizeComm(absl::string_view comm) {
+  std::string out;
+  AppendSanitized(comm, &out);
+  if (out.empty()) return "?";
+  if (out[0] == ' ' || out[0] == '#') out[0] = '?';
+  return out;
+}
+
+std::string SanitizeModule(absl::string_view module) {
+  std::string out;
+  AppendSanitized(module, &out);
+  for (char& c : out) {
+    if (c == '(') c = '[';
+    if (c == ')') c = ']';
+  }
+  return out;
+}
+
+std::string SanitizeEvent(absl::string_view event) {
+  std::string out;
+  AppendSanitized(event, &out);
+  if (out.empty()) return std::string(kUnknown);
+  for (char& c : out) {
+    if (c == ' ') c = '_';
+  }
+  return out;
+}
+
+std::string ModuleForLocation(const symbolize::Symbolization* symbolization,
+                              const Location& location) {
+  if (symbolization != nullptr && !symbolization->module.empty()) {
+    return SanitizeModule(symbolization->module);
+  }
+  return std::string(location.kernel ? "[kernel.kallsyms]" : kUnknown);
+}
+
+void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& location,
+                      std::string* out) {
+  const symbolize::Symbolization* symbolization = symbols.Find(location.code);
+  const std::string module = ModuleForLocation(symbolization, location);
+  auto append_unknown = [&] {
+    out->push_back('\t');
+    AppendHex(location.address, out);
+    out->append(" [unknown] (");
+    out->append(module);
+    out->append(")\n");
+  };
+  if (symbolization == nullptr || symbolization->frames.empty()) {
+    append_unknown();
+    return;
+  }
+  for (const symbolize::Frame& frame : symbolization->frames) {
+    if (frame.function.empty()) {
+      append_unknown();  // a nameless frame names nothing, inlined or not
+      continue;
+    }
+    out->push_back('\t');
+    AppendHex(location.address, out);
+    out->push_back(' ');
+    AppendSanitized(frame.function, out);
+    AppendOffset(frame.offset + location.offset_adjust, out);
+    // perf 6.1 (util/evsel_fprintf.c) prints no module for inlined frames.
+    if (frame.inlined) {
+      out->append(" (inlined)\n");
+    } else {
+      out->append(" (");
+      out->append(module);
+      out->append(")\n");
+    }
+  }
+}
+
+void AppendSampleHeader(absl::string_view comm, const Sample& sample, absl::string_view event,
+                        int event_width, std::string* out) {
+  char buffer[128];
+  out->append(comm.data(), comm.size());
+  // perf prints pid, tid and cpu as int.
+  int n = std::snprintf(buffer, sizeof(buffer), " %5d/%-5d [%03d] %5" PRIu64 ".%06" PRIu64
+                        ": %10" PRIu64 " ",
+                        static_cast<int>(sample.pid), static_cast<int>(sample.tid),
+                        static_cast<int>(sample.cpu), sample.time_ns / 1000000000,
+                        sample.time_ns % 1000000000 / 1000, sample.period);
+  out->append(buffer, static_cast<size_t>(n));
+  for (int pad = event_width - static_cast<int>(event.size()); pad > 0; --pad) {
+    out->push_back(' ');
+  }
+  out->append(event.data(), event.size());
+  out->append(": \n");
+}
+
+}  // namespace profcpu::fold

@@ -1,0 +1,51 @@
+// Writes a Profile as the text perf 6.1 prints with
+//   perf script -F comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso
+// so FlameScope, PerfView, speedscope and stackcollapse-perf.pl read it:
+//
+//   [# comment block]
+//   comm   PID/TID   [CPU] SSSSS.UUUUUU:     PERIOD event: \n
+//   \t    ADDRESS function+0xOFF (module)\n      one line per frame, leaf first
+//   \n                                           after each sample
+//
+// Samples are written in the Profile's order (time order), streamed through
+// an OutputBuffer. Names are sanitized as perf_script_format.h describes.
+#ifndef PROFCPU_FOLD_PERF_SCRIPT_WRITER_H_
+#define PROFCPU_FOLD_PERF_SCRIPT_WRITER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fold/output_buffer.h"
+#include "fold/profile.h"
+
+namespace profcpu::fold {
+
+// What the optional "# key : value" block at the top says (perf --header
+// style). Readers skip '#' lines; FlameScope needs the first other line to be
+// a sample header, which the writer guarantees.
+struct PerfScriptHeader {
+  std::string profcpu_version;
+  std::string target;  // e.g. "pid 42 (dotnet)"
+  std::string event;   // e.g. "cpu-clock, 99 Hz"
+  uint64_t samples = 0;
+  std::vector<std::pair<std::string, uint64_t>> losses;  // reason, count
+  std::vector<std::pair<std::string, std::string>> extra;
+};
+
+struct PerfScriptWriteOptions {
+  std::optional<PerfScriptHeader> header;
+};
+
+absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOptions& options,
+                             OutputBuffer* out);
+absl::Status WritePerfScriptFile(const Profile& profile, const PerfScriptWriteOptions& options,
+                                 const std::string& path);
+std::string FormatPerfScript(const Profile& profile, const PerfScriptWriteOptions& options = {});
+
+}  // namespace profcpu::fold
+
+#endif  // PROFCPU_FOLD_PERF_SCRIPT_WRITER_H_
