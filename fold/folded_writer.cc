@@ -1,0 +1,195 @@
+#include "fold/folded_writer.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "fold/frame_name.h"
+#include "fold/perf_script_format.h"
+#include "fold/perf_script_reader.h"
+
+namespace profcpu::fold {
+namespace {
+
+struct StackKey {
+  uint32_t comm;
+  uint32_t pid;
+  uint32_t tid;
+  uint32_t stack;
+
+  friend bool operator==(const StackKey& a, const StackKey& b) {
+    return a.comm == b.comm && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const StackKey& k) {
+    return H::combine(std::move(h), k.comm, k.pid, k.tid, k.stack);
+  }
+};
+
+FrameNameOptions NameOptions(const FoldOptions& options) {
+  FrameNameOptions names;
+  names.annotate_kernel = options.annotate_kernel;
+  names.annotate_jit = options.annotate_jit;
+  names.include_addrs = options.include_addrs;
+  return names;
+}
+
+// Names each location once (per Java-ness of the root, which changes names).
+class LocationNamer {
+ public:
+  LocationNamer(const Profile& profile, const FoldOptions& options)
+      : profile_(profile), namer_(NameOptions(options)) {
+    for (int java = 0; java < 2; ++java) {
+      names_[java].resize(profile.location_count());
+      done_[java].resize(profile.location_count(), false);
+    }
+  }
+
+  // The location's frame names, outermost first.
+  const std::vector<std::string>& Names(uint32_t location, bool java) {
+    std::vector<std::string>& names = names_[java][location];
+    if (done_[java][location]) return names;
+    done_[java][location] = true;
+
+    // Name the lines the perf script writer prints, as stackcollapse would
+    // read them: innermost line first, so prepend each line's names.
+    lines_.clear();
+    AppendFrameLines(profile_.symbols(), profile_.location(location), &lines_);
+    std::vector<std::vector<std::string>> per_line;
+    for (absl::string_view line : absl::StrSplit(lines_, '\n', absl::SkipEmpty())) {
+      FrameLine frame;
+      if (!ParseFrameLine(line, &frame)) continue;  // cannot happen: we printed it
+      line_names_.clear();
+      if (namer_.AppendNames(frame.pc, frame.symbol, frame.module, java, &line_names_) == 0) {
+        continue;
+      }
+      // Frame names never contain ';' (the rules turn it into ':').
+      per_line.push_back(absl::StrSplit(line_names_, ';'));
+    }
+    for (auto it = per_line.rbegin(); it != per_line.rend(); ++it) {
+      for (std::string& name : *it) names.push_back(std::move(name));
+    }
+    return names;
+  }
+
+ private:
+  const Profile& profile_;
+  FrameNamer namer_;
+  std::vector<std::vector<std::string>> names_[2];
+  std::vector<bool> done_[2];
+  std::string lines_;
+  std::string line_names_;
+};
+
+// Whether a sample's event is the one kept, by the name the perf script
+// text shows (which is what the script compares).
+class EventFilter {
+ public:
+  EventFilter(const Profile& profile, const FoldOptions& options) : profile_(profile) {
+    if (!options.event_filter.empty()) {
+      name_ = options.event_filter;
+    } else if (!profile.samples().empty()) {
+      name_ = SanitizeEvent(profile.string(profile.samples().front().event));
+    }
+  }
+  bool Keeps(uint32_t event) {
+    auto [it, inserted] = keeps_.try_emplace(event, false);
+    if (inserted) it->second = SanitizeEvent(profile_.string(event)) == name_;
+    return it->second;
+  }
+
+ private:
+  const Profile& profile_;
+  std::string name_;
+  absl::flat_hash_map<uint32_t, bool> keeps_;
+};
+
+}  // namespace
+
+FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options) {
+  // Count per (root, stack) first: far fewer than samples.
+  EventFilter filter(profile, options);
+  absl::flat_hash_map<StackKey, uint64_t> counts;
+  const bool pid = options.include_pid || options.include_tid;
+  for (const Sample& sample : profile.samples()) {
+    if (!filter.Keeps(sample.event)) continue;
+    StackKey key{sample.comm, pid ? sample.pid : 0, options.include_tid ? sample.tid : 0,
+                 sample.stack};
+    uint64_t weight = options.weight_by_period && sample.period != 0 ? sample.period : 1;
+    counts[key] += weight;
+  }
+
+  // Then name them; different stacks may name alike, so merge by text.
+  LocationNamer namer(profile, options);
+  absl::flat_hash_map<uint32_t, std::string> comms;
+  std::vector<std::string> texts;
+  std::vector<FoldedStack> stacks;
+  absl::flat_hash_map<std::string, size_t> index;
+  std::string text;
+  for (const auto& [key, count] : counts) {
+    auto [comm, inserted] = comms.try_emplace(key.comm);
+    if (inserted) comm->second = SanitizeComm(profile.string(key.comm));
+    // As printed in the perf script header ("%5d/%-5d").
+    std::string pid_text = absl::StrCat(static_cast<int32_t>(key.pid));
+    std::string tid_text = absl::StrCat(static_cast<int32_t>(key.tid));
+    FoldedStack stack;
+    stack.frames.emplace_back();
+    AppendRootName(comm->second, pid_text, tid_text, options.include_pid, options.include_tid,
+                   &stack.frames.back());
+    const bool java = IsJavaRoot(stack.frames.back());
+    text = stack.frames.back();
+    const std::vector<uint32_t>& locations = profile.stack(key.stack);
+    for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
+      for (const std::string& name : namer.Names(*it, java)) {
+        stack.frames.push_back(name);
+        absl::StrAppend(&text, ";", name);
+      }
+    }
+    auto [slot, added] = index.try_emplace(text, stacks.size());
+    if (added) {
+      stack.count = count;
+      stacks.push_back(std::move(stack));
+      texts.push_back(text);
+    } else {
+      stacks[slot->second].count += count;
+    }
+  }
+
+  // stackcollapse sorts by the joined text, bytewise (not frame by frame:
+  // "a!b" sorts before "a;b").
+  std::vector<size_t> order(stacks.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&texts](size_t a, size_t b) {
+    return absl::string_view(texts[a]) < absl::string_view(texts[b]);
+  });
+  FoldedProfile folded;
+  folded.stacks.reserve(stacks.size());
+  for (size_t i : order) folded.stacks.push_back(std::move(stacks[i]));
+  return folded;
+}
+
+absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out) {
+  for (const FoldedStack& stack : folded.stacks) {
+    std::string* buffer = out->buffer();
+    for (size_t i = 0; i < stack.frames.size(); ++i) {
+      if (i > 0) buffer->push_back(';');
+      buffer->append(stack.frames[i]);
+    }
+    absl::StrAppend(buffer, " ", stack.count, "\n");
+    out->MaybeFlush();
+  }
+  return out->Finish();
+}
+
+std::string FormatFolded(const FoldedProfile& folded) {
+  std::string text;
+  OutputBuffer out(&text);
+  WriteFolded(folded, &out).IgnoreError();  // a string sink cannot fail
+  return text;
+}
+
+}  // namespace profcpu::fold

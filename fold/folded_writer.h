@@ -1,0 +1,50 @@
+// Folds a Profile into folded stacks (FoldedProfile) and prints them in the
+// format of stackcollapse-perf.pl: "root;outermost;...;leaf count\n".
+//
+// Frames are named by the script's own rules (frame_name.h) applied to the
+// very lines the perf script writer prints for each location
+// (perf_script_format.h). So folding a Profile gives the same stacks as
+// running stackcollapse-perf.pl (or StackCollapser) on its perf script text,
+// with the same options; only the counts differ, since the script sums
+// periods and FoldProfile counts samples unless `weight_by_period`. Where the
+// script reads its own header line differently from this root frame (see
+// FoldOptions), the root follows the documented rule instead.
+#ifndef PROFCPU_FOLD_FOLDED_WRITER_H_
+#define PROFCPU_FOLD_FOLDED_WRITER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "fold/folded_profile.h"
+#include "fold/output_buffer.h"
+#include "fold/profile.h"
+
+namespace profcpu::fold {
+
+struct FoldOptions {
+  // Root frame "comm-PID" / "comm-PID/TID" (include_tid wins); the comm has
+  // spaces turned into '_'. The script differs on odd headers: it reads a
+  // TID of 0 as "no TID" (so "swapper-?"), takes a one-byte comm's following
+  // space into it, and stops a comm at a space-delimited number.
+  bool include_pid = false;
+  bool include_tid = false;
+  bool annotate_kernel = false;  // "_[k]" on frames of kernel modules
+  bool annotate_jit = false;     // "_[j]" on frames of /tmp/perf-N.map
+  bool include_addrs = false;    // "[module <address>]" for unnamed frames
+  // Keep only samples of this event; empty: the first sample's event, as the
+  // script keeps the first event it meets (mixing events would mislead).
+  std::string event_filter;
+  // Count periods instead of samples, as stackcollapse-perf.pl 41fee1f does
+  // (a period of 0 counts 1, as there).
+  bool weight_by_period = false;
+};
+
+FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options = {});
+
+// "frame;frame;... count\n" per stack, in the FoldedProfile's order.
+absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out);
+std::string FormatFolded(const FoldedProfile& folded);
+
+}  // namespace profcpu::fold
+
+#endif  // PROFCPU_FOLD_FOLDED_WRITER_H_
