@@ -10,6 +10,22 @@ constexpr absl::string_view kAnonymousNamespace = "anonymous namespace)";
 
 bool IsLowerHex(char c) { return IsPerlDigit(c) || (c >= 'a' && c <= 'f'); }
 
+// The hot paths search with memchr directly: Debian's Abseil keeps
+// string_view::find out of line.
+size_t FindChar(absl::string_view s, char c, size_t from = 0) {
+  if (from >= s.size()) return absl::string_view::npos;
+  const void* at = std::memchr(s.data() + from, c, s.size() - from);
+  return at == nullptr ? absl::string_view::npos
+                       : static_cast<size_t>(static_cast<const char*>(at) - s.data());
+}
+
+size_t FindArrow(absl::string_view s) {
+  for (size_t at = FindChar(s, '-'); at != absl::string_view::npos; at = FindChar(s, '-', at + 1)) {
+    if (at + 1 < s.size() && s[at + 1] == '>') return at;
+  }
+  return absl::string_view::npos;
+}
+
 }  // namespace
 
 absl::string_view StripSymbolOffset(absl::string_view symbol) {
@@ -55,12 +71,12 @@ bool LooksLikeGoMethod(absl::string_view name) {
 }
 
 void AppendTidyName(absl::string_view name, std::string* out) {
-  size_t cut = name.find('(');
+  size_t cut = FindChar(name, '(');
   if (cut != absl::string_view::npos && !LooksLikeGoMethod(name)) {
     // s/\((?!anonymous namespace\)).*//
     while (cut != absl::string_view::npos &&
            name.substr(cut + 1, kAnonymousNamespace.size()) == kAnonymousNamespace) {
-      cut = name.find('(', cut + 1);
+      cut = FindChar(name, '(', cut + 1);
     }
     if (cut != absl::string_view::npos) name = name.substr(0, cut);
   }
@@ -109,7 +125,7 @@ int FrameNamer::AppendNames(absl::string_view pc, absl::string_view symbol,
 
   int count = 0;
   while (true) {
-    size_t arrow = symbol.find("->");
+    size_t arrow = FindArrow(symbol);
     absl::string_view part = symbol.substr(0, arrow);
     if (count > 0) out->push_back(';');
     AppendOne(pc, part, module, java, /*inlined=*/count > 0, out);

@@ -1,5 +1,7 @@
 #include "fold/perf_script_reader.h"
 
+#include <string.h>
+
 #include <algorithm>
 
 #include "fold/frame_name.h"
@@ -92,16 +94,23 @@ bool ParseFrameLine(absl::string_view line, FrameLine* frame) {
   size_t symbol_begin = pc_end;
   while (symbol_begin < n && IsPerlSpace(line[symbol_begin])) ++symbol_begin;
 
-  size_t close = line.rfind(')');
-  if (close == absl::string_view::npos || close < 2) return false;
+  // memrchr rather than string_view::rfind: this is the hot loop, and
+  // Debian's Abseil does not inline rfind.
+  const char* data = line.data();
+  const char* close_at = static_cast<const char*>(memrchr(data, ')', n));
+  if (close_at == nullptr || close_at - data < 2) return false;
+  const size_t close = static_cast<size_t>(close_at - data);
   // The last " (" whose '(' is before the closing ')'.
   size_t open = absl::string_view::npos;  // index of the ' '
-  for (size_t paren = line.rfind('(', close - 1); paren != absl::string_view::npos && paren > 0;
-       paren = line.rfind('(', paren - 1)) {
-    if (line[paren - 1] == ' ') {
-      open = paren - 1;
+  size_t search_end = close;              // look for '(' in [1, search_end)
+  while (search_end > 1) {
+    const char* paren = static_cast<const char*>(memrchr(data + 1, '(', search_end - 1));
+    if (paren == nullptr) break;
+    if (paren[-1] == ' ') {
+      open = static_cast<size_t>(paren - 1 - data);
       break;
     }
+    search_end = static_cast<size_t>(paren - data);
   }
   if (open == absl::string_view::npos) return false;
 
