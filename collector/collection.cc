@@ -79,8 +79,10 @@ recording::ProcessInfo DescribeProcess(pid_t pid, uint64_t time_ns) {
 // The state of a process that predates collection, as records: thread names,
 // executable mappings, and how it sees itself.
 void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* orderer,
-                               std::vector<std::string>* warnings) {
-  orderer->Add(DescribeProcess(pid, time_ns));
+                               CollectionResult* result) {
+  result->processes.push_back(DescribeProcess(pid, time_ns));
+  orderer->Add(result->processes.back());
+  std::vector<std::string>* warnings = &result->warnings;
   auto tids = ListThreads(pid);
   if (tids.ok()) {
     for (pid_t tid : *tids) {
@@ -153,7 +155,9 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
           if (!result.roots.contains(fork->pid)) {
             auto root = base::RootDir::Open(absl::StrCat("/proc/", fork->pid, "/root"));
             if (root.ok()) result.roots.emplace(fork->pid, *root);
-            orderer.Add(DescribeProcess(static_cast<pid_t>(fork->pid), fork->time_ns));
+            result.processes.push_back(
+                DescribeProcess(static_cast<pid_t>(fork->pid), fork->time_ns));
+            orderer.Add(result.processes.back());
           }
         }
         orderer.Add(std::move(record));
@@ -178,11 +182,12 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     return attached;
   }
   if (command_mode) {
-    orderer.Add(DescribeProcess(pid, result.start_time_ns));
+    result.processes.push_back(DescribeProcess(pid, result.start_time_ns));
+    orderer.Add(result.processes.back());
     PROFCPU_RETURN_IF_ERROR(launcher->Start());
   } else {
     // Stamped with the start time, before any sample, so replay sees them first.
-    SynthesizeExistingProcess(pid, result.start_time_ns, &orderer, &result.warnings);
+    SynthesizeExistingProcess(pid, result.start_time_ns, &orderer, &result);
   }
   base::UniqueFd pidfd(command_mode ? -1 : OpenPidFd(pid));
 

@@ -56,6 +56,8 @@ struct CollectionResult {
   // The root directory of every process seen, opened while it lived, so its
   // files can be read after it exits (see base::RootDir).
   std::map<uint32_t, std::shared_ptr<base::RootDir>> roots;
+  // How each process seen sees itself (also in the recording).
+  std::vector<recording::ProcessInfo> processes;
 };
 
 absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options);
