@@ -1,0 +1,186 @@
+#include "scripts/cli/archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "collector/base/errno_status.h"
+#include "collector/base/file_io.h"
+#include "collector/base/unique_fd.h"
+
+namespace profcpu::cli {
+namespace {
+
+struct ArchiveDeleter {
+  void operator()(archive* a) const { archive_free(a); }
+};
+using ArchivePtr = std::unique_ptr<archive, ArchiveDeleter>;
+
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+
+absl::Status ArchiveError(archive* a, absl::string_view what) {
+  const char* message = archive_error_string(a);
+  return absl::InternalError(absl::StrCat(what, ": ", message ? message : "unknown error"));
+}
+
+absl::Status AddFile(archive* a, const ArchiveEntry& entry) {
+  base::UniqueFd fd(::open(entry.source_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return base::ErrnoStatus(errno, absl::StrCat("open ", entry.source_path));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return base::ErrnoStatus(errno, "stat");
+  std::unique_ptr<archive_entry, EntryDeleter> header(archive_entry_new());
+  archive_entry_set_pathname(header.get(), entry.name.c_str());
+  archive_entry_set_size(header.get(), st.st_size);
+  archive_entry_set_filetype(header.get(), AE_IFREG);
+  archive_entry_set_perm(header.get(), 0644);
+  archive_entry_set_mtime(header.get(), st.st_mtim.tv_sec, 0);
+  if (archive_write_header(a, header.get()) != ARCHIVE_OK) {
+    return ArchiveError(a, absl::StrCat("add ", entry.name));
+  }
+  char buffer[256 * 1024];
+  int64_t remaining = st.st_size;  // the header promised this many bytes
+  while (remaining > 0) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return base::ErrnoStatus(errno, absl::StrCat("read ", entry.source_path));
+    if (n == 0) return absl::DataLossError(absl::StrCat(entry.source_path, " shrank while archived"));
+    if (n > remaining) n = static_cast<ssize_t>(remaining);
+    if (archive_write_data(a, buffer, static_cast<size_t>(n)) != n) {
+      return ArchiveError(a, absl::StrCat("write ", entry.name));
+    }
+    remaining -= n;
+  }
+  return absl::OkStatus();
+}
+
+// "a/b.txt" is fine; "", "/etc/x", "../x", "a/../../x" are not.
+bool IsSafeRelativePath(absl::string_view name) {
+  if (name.empty() || name[0] == '/') return false;
+  for (absl::string_view part : absl::StrSplit(name, '/')) {
+    if (part == "..") return false;
+  }
+  return true;
+}
+
+absl::StatusOr<base::UniqueFd> CreateInside(int dir_fd, const std::string& name) {
+  // Walk the path one directory at a time without following symlinks.
+  std::vector<std::string> parts = absl::StrSplit(name, '/', absl::SkipEmpty());
+  base::UniqueFd current(::dup(dir_fd));
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (parts[i] == ".") continue;
+    if (::mkdirat(current.get(), parts[i].c_str(), 0755) != 0 && errno != EEXIST) {
+      return base::ErrnoStatus(errno, absl::StrCat("create directory for ", name));
+    }
+    int next = ::openat(current.get(), parts[i].c_str(),
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) return base::ErrnoStatus(errno, absl::StrCat("open directory for ", name));
+    current.Reset(next);
+  }
+  int fd = ::openat(current.get(), parts.back().c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return base::ErrnoStatus(errno, absl::StrCat("create ", name));
+  return base::UniqueFd(fd);
+}
+
+}  // namespace
+
+absl::Status WriteTarGz(const std::string& archive_path, const std::vector<ArchiveEntry>& entries) {
+  std::string temp_path = archive_path + ".partial";
+  ArchivePtr a(archive_write_new());
+  archive_write_add_filter_gzip(a.get());
+  archive_write_set_format_pax_restricted(a.get());
+  if (archive_write_open_filename(a.get(), temp_path.c_str()) != ARCHIVE_OK) {
+    return ArchiveError(a.get(), absl::StrCat("create ", temp_path));
+  }
+  absl::Status status;
+  for (const ArchiveEntry& entry : entries) {
+    status = AddFile(a.get(), entry);
+    if (!status.ok()) break;
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK && status.ok()) {
+    status = ArchiveError(a.get(), absl::StrCat("finish ", temp_path));
+  }
+  if (status.ok()) {
+    // Durable before it takes the final name.
+    base::UniqueFd fd(::open(temp_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.valid() && ::fsync(fd.get()) != 0) status = base::ErrnoStatus(errno, "sync archive");
+  }
+  if (status.ok() && ::rename(temp_path.c_str(), archive_path.c_str()) != 0) {
+    status = base::ErrnoStatus(errno, absl::StrCat("rename to ", archive_path));
+  }
+  if (!status.ok()) ::unlink(temp_path.c_str());
+  return status;
+}
+
+absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive_path,
+                                                      const std::string& dest_dir,
+                                                      const ExtractLimits& limits) {
+  ArchivePtr a(archive_read_new());
+  archive_read_support_filter_gzip(a.get());
+  archive_read_support_filter_none(a.get());
+  archive_read_support_format_tar(a.get());
+  if (archive_read_open_filename(a.get(), archive_path.c_str(), 256 * 1024) != ARCHIVE_OK) {
+    return ArchiveError(a.get(), absl::StrCat("open ", archive_path));
+  }
+  base::UniqueFd dir(::open(dest_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return base::ErrnoStatus(errno, absl::StrCat("open ", dest_dir));
+
+  std::vector<std::string> extracted;
+  uint64_t total = 0;
+  uint32_t count = 0;
+  archive_entry* header;
+  while (true) {
+    int r = archive_read_next_header(a.get(), &header);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+      return ArchiveError(a.get(), absl::StrCat("read ", archive_path));
+    }
+    if (++count > limits.max_entries) {
+      return absl::ResourceExhaustedError(absl::StrCat(archive_path, " has too many entries"));
+    }
+    const char* raw_name = archive_entry_pathname(header);
+    std::string name = raw_name ? raw_name : "";
+    if (archive_entry_filetype(header) == AE_IFDIR) continue;
+    if (archive_entry_filetype(header) != AE_IFREG || !IsSafeRelativePath(name)) {
+      return absl::DataLossError(absl::StrCat(archive_path, ": refusing entry '", name,
+                                              "' (only plain relative files are allowed)"));
+    }
+    int64_t size = archive_entry_size(header);
+    if (size < 0 || static_cast<uint64_t>(size) > limits.max_entry_bytes ||
+        total + static_cast<uint64_t>(size) > limits.max_total_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(archive_path, ": entry '", name, "' is too large"));
+    }
+    total += static_cast<uint64_t>(size);
+    if (::faccessat(dir.get(), name.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0) continue;
+    auto out = CreateInside(dir.get(), name);
+    if (!out.ok()) return out.status();
+    char buffer[256 * 1024];
+    uint64_t written = 0;
+    while (true) {
+      la_ssize_t n = archive_read_data(a.get(), buffer, sizeof(buffer));
+      if (n < 0) return ArchiveError(a.get(), absl::StrCat("read ", name));
+      if (n == 0) break;
+      written += static_cast<uint64_t>(n);
+      if (written > static_cast<uint64_t>(size)) {
+        return absl::DataLossError(absl::StrCat(name, " is longer than its header says"));
+      }
+      absl::Status status = base::WriteAll(out->get(), absl::string_view(buffer, n), name);
+      if (!status.ok()) return status;
+    }
+    extracted.push_back(name);
+  }
+  return extracted;
+}
+
+}  // namespace profcpu::cli

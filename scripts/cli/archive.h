@@ -1,0 +1,37 @@
+// prof.tar.gz in and out, through libarchive. Writing goes to a temporary
+// name renamed into place only when complete, so a full disk never leaves a
+// half-written archive posing as a good one. Reading treats the archive as
+// hostile: only regular files, no absolute paths or "..", bounded sizes.
+#ifndef PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
+#define PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace profcpu::cli {
+
+struct ArchiveEntry {
+  std::string name;         // path inside the archive, e.g. "jit/perf-42.map"
+  std::string source_path;  // file on disk to copy in
+};
+
+absl::Status WriteTarGz(const std::string& archive_path, const std::vector<ArchiveEntry>& entries);
+
+struct ExtractLimits {
+  uint64_t max_entry_bytes = 16ull << 30;
+  uint64_t max_total_bytes = 64ull << 30;
+  uint32_t max_entries = 100000;
+};
+
+// Extracts regular files into `dest_dir`, without overwriting files that
+// already exist there. Returns the names extracted.
+absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive_path,
+                                                      const std::string& dest_dir,
+                                                      const ExtractLimits& limits = {});
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_ARCHIVE_H_

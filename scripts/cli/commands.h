@@ -1,0 +1,21 @@
+// The profcpu subcommands. Each takes its arguments (after the subcommand
+// name) and returns the process exit code: 0 success, 1 failure, 2 bad usage.
+#ifndef PROFCPU_SCRIPTS_CLI_COMMANDS_H_
+#define PROFCPU_SCRIPTS_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace profcpu::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+int RunCollect(const std::vector<std::string>& args);
+int RunRecord(const std::vector<std::string>& args);
+int RunPostprocess(const std::vector<std::string>& args);
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_COMMANDS_H_

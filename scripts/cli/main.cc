@@ -1,0 +1,51 @@
+// profcpu: sample on-CPU stacks and turn them into flame graphs.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "scripts/cli/commands.h"
+#include "scripts/cli/version.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "Usage: profcpu COMMAND [FLAGS]\n"
+    "\n"
+    "A CPU profiler for Linux processes and containers: samples on-CPU stacks (kernel,\n"
+    "native and JIT frames) with perf events and writes flame graphs, folded stacks and\n"
+    "perf script text for FlameScope, PerfView and the FlameGraph tools.\n"
+    "\n"
+    "Commands:\n"
+    "  collect      profile a running process: profcpu collect -pid PID [-duration SEC]\n"
+    "  record       run a command and profile it: profcpu record -- CMD [ARGS...]\n"
+    "  postprocess  rebuild a run folder's outputs: profcpu postprocess -dir DIR\n"
+    "  version      print the version\n"
+    "\n"
+    "Run 'profcpu COMMAND --help' for a command's flags. Flags take one or two dashes\n"
+    "(-pid 1, --pid=1).\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace profcpu::cli;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "collect") return RunCollect(args);
+  if (command == "record") return RunRecord(args);
+  if (command == "postprocess") return RunPostprocess(args);
+  if (command == "version" || command == "--version" || command == "-version") {
+    std::printf("profcpu %s\n", kProfcpuVersion);
+    return kExitOk;
+  }
+  if (command == "help" || command == "--help" || command == "-help" || command == "-h") {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  std::fprintf(stderr, "profcpu: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return kExitUsage;
+}

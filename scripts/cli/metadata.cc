@@ -1,0 +1,66 @@
+#include "scripts/cli/metadata.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/time/time.h"
+
+namespace profcpu::cli {
+
+std::string FormatMetadataJson(const RunFacts& facts) {
+  const fold::RecordingSummary& s = *facts.summary;
+  const recording::Header& h = s.header;
+  nlohmann::ordered_json j;
+  j["profcpu_version"] = h.profcpu_version;
+  j["recording_format_version"] = h.format_version;
+  j["target"] = h.target;
+  j["command_line"] = h.command_line;
+  j["host"] = {{"hostname", h.hostname},
+               {"kernel_release", h.kernel_release},
+               {"boot_id", h.boot_id},
+               {"cpus", h.cpu_count}};
+  nlohmann::ordered_json collection = {
+      {"event", h.event_name},
+      {h.frequency_mode ? "frequency_hz" : "period", h.sample_rate},
+      {"callgraph", h.callgraph},
+      {"clock", h.clock_id == 1 ? "CLOCK_MONOTONIC" : std::to_string(h.clock_id)},
+      {"start_time", absl::FormatTime(absl::RFC3339_full, absl::FromUnixNanos(h.start_realtime_ns),
+                                      absl::UTCTimeZone())},
+      {"start_monotonic_ns", h.start_time_ns},
+  };
+  if (s.finish.has_value()) {
+    collection["duration_seconds"] =
+        static_cast<double>(s.finish->end_time_ns - h.start_time_ns) / 1e9;
+    collection["stop_reason"] = s.finish->stop_reason;
+  }
+  // A recording without its Finish record was cut short (profcpu was killed
+  // or the disk filled): everything up to the last flush is still here.
+  collection["complete"] = s.finish.has_value() && !s.file_truncated;
+  j["collection"] = collection;
+  j["samples"] = {{"total", s.samples},
+                  {"lost_ring_buffer", s.lost_ring_buffer},
+                  {"lost_dropped_by_kernel", s.lost_dropped},
+                  {"throttle_events", s.throttle_events},
+                  {"truncated_stacks", s.truncated_stacks},
+                  {"first_sample_monotonic_ns", s.first_sample_ns},
+                  {"last_sample_monotonic_ns", s.last_sample_ns}};
+  if (facts.symbols != nullptr) {
+    j["symbols"] = {{"distinct_locations", facts.symbols->requested},
+                    {"resolved", facts.symbols->resolved},
+                    {"unknown", facts.symbols->unknown},
+                    {"unknown_frames_in_samples", facts.unknown_frames_in_samples}};
+  }
+  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  for (const recording::ProcessInfo& p : s.processes) {
+    processes.push_back({{"pid", p.pid},
+                         {"namespace_pids", p.namespace_pids},
+                         {"command_line", p.command_line}});
+  }
+  j["processes"] = processes;
+  j["warnings"] = facts.warnings;
+  j["files"] = facts.files;
+  // Names and command lines come from the target: never let invalid UTF-8
+  // make the dump fail; replace it.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace profcpu::cli

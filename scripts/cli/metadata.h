@@ -1,0 +1,27 @@
+// metadata.json: what was profiled, how, and what was lost, for people and
+// tools reading a run folder. Derived from the recording, so postprocess can
+// write it again anywhere.
+#ifndef PROFCPU_SCRIPTS_CLI_METADATA_H_
+#define PROFCPU_SCRIPTS_CLI_METADATA_H_
+
+#include <string>
+#include <vector>
+
+#include "fold/profile_builder.h"
+#include "symbolize/symbolizer.h"
+
+namespace profcpu::cli {
+
+struct RunFacts {
+  const fold::RecordingSummary* summary = nullptr;
+  const symbolize::SymbolizeStats* symbols = nullptr;
+  uint64_t unknown_frames_in_samples = 0;  // samples' frames that stayed [unknown]
+  std::vector<std::string> warnings;
+  std::vector<std::string> files;
+};
+
+std::string FormatMetadataJson(const RunFacts& facts);
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_METADATA_H_

@@ -1,0 +1,49 @@
+#include "scripts/cli/output_dir.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+#include "collector/base/errno_status.h"
+
+namespace profcpu::cli {
+
+absl::Status MakeDirectories(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("empty directory name");
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return base::ErrnoStatus(errno, absl::StrCat("cannot create directory ", prefix));
+    }
+    if (slash == std::string::npos) break;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return base::ErrnoStatus(errno, absl::StrCat("cannot create directory ", path));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " exists and is not a directory"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CreateRunDirectory(const std::string& parent, std::time_t when) {
+  absl::Status made = MakeDirectories(parent);
+  if (!made.ok()) return made;
+  std::tm local;
+  ::localtime_r(&when, &local);
+  char name[64];
+  std::strftime(name, sizeof(name), "%H-%M-%S_%Y-%m-%d", &local);
+  for (int attempt = 1; attempt < 1000; ++attempt) {
+    std::string path = absl::StrCat(parent, "/", name);
+    if (attempt > 1) absl::StrAppend(&path, "-", attempt);
+    if (::mkdir(path.c_str(), 0755) == 0) return path;
+    if (errno != EEXIST) {
+      return base::ErrnoStatus(errno, absl::StrCat("cannot create output directory ", path));
+    }
+  }
+  return absl::AlreadyExistsError(absl::StrCat("too many runs named ", name, " in ", parent));
+}
+
+}  // namespace profcpu::cli

@@ -1,0 +1,151 @@
+#include "scripts/cli/pipeline.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "collector/base/file_io.h"
+#include "collector/base/status_macros.h"
+#include "collector/recording/recording_reader.h"
+#include "fold/folded_writer.h"
+#include "fold/perf_script_writer.h"
+#include "render/flamegraph.h"
+#include "scripts/cli/output_dir.h"
+#include "symbolize/symbol_snapshot.h"
+
+namespace profcpu::cli {
+namespace {
+
+// A snapshot bigger than this is not one profcpu wrote.
+constexpr size_t kMaxSnapshotBytes = 1ull << 30;
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Loads the folder's snapshot into `table` if it matches this recording.
+void LoadSnapshot(const std::string& path, const std::vector<symbolize::Module>& modules,
+                  symbolize::SymbolTable* table, RunLog* log) {
+  if (!FileExists(path)) return;
+  auto bytes = base::ReadFileBounded(path, kMaxSnapshotBytes);
+  symbolize::SymbolTable loaded;
+  std::vector<symbolize::Module> snapshot_modules;
+  absl::Status status = bytes.ok() ? symbolize::ParseSnapshot(*bytes, &loaded, &snapshot_modules)
+                                   : bytes.status();
+  if (!status.ok()) {
+    log->Warn(absl::StrCat("ignoring symbol snapshot ", path, ": ", status.message()));
+    return;
+  }
+  // Module ids are positions in replay order, so a snapshot of this same
+  // recording lists the same modules in the same order.
+  bool same = snapshot_modules.size() == modules.size();
+  for (size_t i = 0; same && i < modules.size(); ++i) {
+    same = snapshot_modules[i].path == modules[i].path;
+  }
+  if (!same) {
+    log->Warn(absl::StrCat("ignoring symbol snapshot ", path, ": it belongs to another recording"));
+    return;
+  }
+  *table = std::move(loaded);
+  log->Info(absl::StrCat("loaded ", table->size(), " symbolized locations from ", path));
+}
+
+uint64_t CountUnknownFrames(const fold::Profile& profile) {
+  std::vector<bool> unknown(profile.location_count());
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    const auto* s = profile.symbols().Find(profile.location(static_cast<uint32_t>(i)).code);
+    unknown[i] = s == nullptr || s->frames.empty();
+  }
+  uint64_t count = 0;
+  for (const fold::Sample& sample : profile.samples()) {
+    for (uint32_t id : profile.stack(sample.stack)) count += unknown[id] ? 1 : 0;
+  }
+  return count;
+}
+
+}  // namespace
+
+std::string LocalBootId() {
+  auto text = base::ReadFileBounded("/proc/sys/kernel/random/boot_id", 128);
+  return text.ok() ? std::string(absl::StripAsciiWhitespace(*text)) : "";
+}
+
+absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, RunLog* log) {
+  const std::string& dir = options.dir;
+  PROFCPU_ASSIGN_OR_RETURN(auto reader,
+                           recording::RecordingReader::Open(absl::StrCat(dir, "/", kRecordingFile)));
+  PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built, fold::BuildProfile(*reader));
+  PipelineResult result;
+  result.summary = built.summary;
+  fold::Profile& profile = built.profile;
+  if (built.summary.file_truncated) {
+    log->Warn("the recording ends early (profcpu was stopped abruptly or the disk filled); "
+              "using everything up to its last complete record");
+  }
+  log->Info(absl::StrCat("replayed ", built.summary.samples, " samples, ",
+                         built.requests.size(), " distinct code locations, ",
+                         built.modules.size(), " modules"));
+
+  std::string snapshot_path = absl::StrCat(dir, "/", kSymbolsFile);
+  LoadSnapshot(snapshot_path, built.modules, &profile.symbols(), log);
+
+  symbolize::SymbolizerOptions symbolizer_options;
+  symbolizer_options.use_local_kallsyms =
+      !built.summary.header.boot_id.empty() && built.summary.header.boot_id == LocalBootId();
+  symbolize::Symbolizer symbolizer(symbolizer_options, options.files, &built.modules);
+  symbolizer.Resolve(built.requests, &profile.symbols(), &result.symbols);
+  for (const std::string& warning : result.symbols.warnings) log->Warn(warning);
+  log->Info(absl::StrCat("symbolized ", result.symbols.requested, " new locations: ",
+                         result.symbols.resolved, " named, ", result.symbols.unknown, " unknown"));
+  result.unknown_frames_in_samples = CountUnknownFrames(profile);
+
+  absl::flat_hash_set<uint32_t> jit_pids;
+  for (const auto& request : built.requests) {
+    if (request.location.kind == symbolize::CodeKind::kProcess) {
+      jit_pids.insert(request.location.space);
+    }
+  }
+  result.jit_pids.assign(jit_pids.begin(), jit_pids.end());
+  std::sort(result.jit_pids.begin(), result.jit_pids.end());
+
+  auto write = [&](const char* name, absl::string_view contents) -> absl::Status {
+    PROFCPU_RETURN_IF_ERROR(base::WriteFile(absl::StrCat(dir, "/", name), contents));
+    result.files_written.push_back(name);
+    return absl::OkStatus();
+  };
+  PROFCPU_RETURN_IF_ERROR(
+      write(kSymbolsFile, symbolize::SerializeSnapshot(profile.symbols(), built.modules)));
+
+  fold::FoldedProfile folded = fold::FoldProfile(profile, fold::FoldOptions{});
+  PROFCPU_RETURN_IF_ERROR(write(kFoldedFile, fold::FormatFolded(folded)));
+
+  const recording::Header& header = built.summary.header;
+  fold::PerfScriptHeader script_header;
+  script_header.profcpu_version = header.profcpu_version;
+  script_header.target = header.target;
+  script_header.event = absl::StrCat(header.event_name, ", ", header.sample_rate,
+                                     header.frequency_mode ? " Hz" : " period");
+  script_header.samples = built.summary.samples;
+  script_header.losses = {{"ring buffer full", built.summary.lost_ring_buffer},
+                          {"dropped by the kernel", built.summary.lost_dropped},
+                          {"truncated stacks", built.summary.truncated_stacks}};
+  script_header.extra = {{"hostname", header.hostname}, {"os release", header.kernel_release}};
+  fold::PerfScriptWriteOptions script_options;
+  script_options.header = script_header;
+  PROFCPU_RETURN_IF_ERROR(fold::WritePerfScriptFile(profile, script_options,
+                                                    absl::StrCat(dir, "/", kPerfScriptFile)));
+  result.files_written.push_back(kPerfScriptFile);
+
+  render::FlameGraphOptions graph;
+  graph.title = "CPU Flame Graph";
+  graph.subtitle = built.summary.header.target;
+  PROFCPU_ASSIGN_OR_RETURN(std::string svg, render::RenderFlameGraph(folded, graph));
+  PROFCPU_RETURN_IF_ERROR(write(kFlameGraphFile, svg));
+  return result;
+}
+
+}  // namespace profcpu::cli

@@ -1,0 +1,43 @@
+// Turns a run folder's recording into its outputs: replay and normalize
+// (fold::BuildProfile), name every distinct location once (symbolize, reusing
+// the folder's symbol snapshot), then write folded stacks, perf script text
+// and the flame graph. Shared by collect/record (right after sampling, with
+// the target's files at hand) and postprocess (possibly on another machine).
+#ifndef PROFCPU_SCRIPTS_CLI_PIPELINE_H_
+#define PROFCPU_SCRIPTS_CLI_PIPELINE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fold/profile_builder.h"
+#include "scripts/cli/run_log.h"
+#include "symbolize/symbolizer.h"
+
+namespace profcpu::cli {
+
+struct PipelineOptions {
+  std::string dir;
+  // Where the profiled processes' files are; nullptr when they are not
+  // reachable (postprocess elsewhere): the snapshot must do.
+  const symbolize::ProcessFiles* files = nullptr;
+};
+
+struct PipelineResult {
+  fold::RecordingSummary summary;
+  symbolize::SymbolizeStats symbols;
+  uint64_t unknown_frames_in_samples = 0;
+  // Processes with JIT/anonymous frames: whose perf maps are worth keeping.
+  std::vector<uint32_t> jit_pids;
+  std::vector<std::string> files_written;
+};
+
+absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, RunLog* log);
+
+// This machine's boot id (kernel addresses are only meaningful within a boot).
+std::string LocalBootId();
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_PIPELINE_H_

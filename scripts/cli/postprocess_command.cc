@@ -1,0 +1,107 @@
+// `profcpu postprocess -dir DIR`: rebuilds every output of a run folder from
+// its recording alone. DIR may hold nothing but prof.tar.gz copied from the
+// machine it was taken on; the recording and symbol snapshot are unpacked
+// from it first.
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "scripts/cli/archive.h"
+#include "scripts/cli/commands.h"
+#include "scripts/cli/finish_run.h"
+#include "scripts/cli/flags.h"
+#include "scripts/cli/output_dir.h"
+#include "scripts/cli/pipeline.h"
+#include "scripts/cli/run_log.h"
+#include "scripts/cli/version.h"
+
+namespace profcpu::cli {
+namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+int Fail(absl::string_view message) {
+  std::fprintf(stderr, "profcpu: %.*s\n", static_cast<int>(message.size()), message.data());
+  return kExitFailure;
+}
+
+}  // namespace
+
+int RunPostprocess(const std::vector<std::string>& args) {
+  FlagSet flags("postprocess", "profcpu postprocess -dir DIR",
+                "Rebuilds flamegraph.svg, folded_stacks.out, perf_script.out and metadata.json in "
+                "DIR\nfrom the recording, on any machine: frames are named from the symbol "
+                "snapshot taken\nwhen the profile was collected. DIR may hold only prof.tar.gz; "
+                "it is unpacked first\n(existing files are kept). prof.tar.gz is created if DIR "
+                "has none.");
+  flags.Add("dir", "DIR", "", "run folder (or a folder holding prof.tar.gz) (required)");
+  absl::Status parsed = flags.Parse(args);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
+                 parsed.message().data(), flags.Usage().c_str());
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::printf("%s", flags.Usage().c_str());
+    return kExitOk;
+  }
+  std::string dir = flags.String("dir");
+  if (dir.empty() && flags.positionals().size() == 1) dir = flags.positionals()[0];
+  if (dir.empty()) {
+    std::fprintf(stderr, "profcpu: postprocess needs -dir DIR\n\n%s", flags.Usage().c_str());
+    return kExitUsage;
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Fail(absl::StrCat(dir, " is not a directory"));
+  }
+
+  std::string recording = absl::StrCat(dir, "/", kRecordingFile);
+  std::string archive = absl::StrCat(dir, "/", kArchiveFile);
+  bool had_archive = Exists(archive);
+  RunLog log;
+  if (!Exists(recording)) {
+    if (!had_archive) {
+      return Fail(absl::StrCat(dir, " holds neither ", kRecordingFile, " nor ", kArchiveFile));
+    }
+    std::fprintf(stderr, "profcpu: unpacking %s\n", archive.c_str());
+    auto extracted = ExtractTarGz(archive, dir);
+    if (!extracted.ok()) return Fail(extracted.status().message());
+    if (!Exists(recording)) {
+      return Fail(absl::StrCat(archive, " holds no ", kRecordingFile,
+                               "; it was not written by profcpu"));
+    }
+  }
+  if (!log.Open(absl::StrCat(dir, "/", kLogFile))) {
+    return Fail(absl::StrCat("cannot write to ", dir));
+  }
+  std::vector<std::string> argv = {"profcpu", "postprocess"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  log.Info(absl::StrCat("profcpu ", kProfcpuVersion, ": ", absl::StrJoin(argv, " ")));
+
+  PipelineOptions pipeline;
+  pipeline.dir = dir;
+  auto result = RebuildOutputs(pipeline, &log);
+  if (!result.ok()) return Fail(result.status().message());
+  std::vector<std::string> extra;
+  if (Exists(absl::StrCat(dir, "/", kJitDir))) {
+    for (uint32_t pid : result->jit_pids) {
+      std::string name = absl::StrCat(kJitDir, "/perf-", pid, ".map");
+      if (Exists(absl::StrCat(dir, "/", name))) extra.push_back(name);
+    }
+  }
+  std::string summary = SummaryLine(*result);
+  log.Info(summary);
+  absl::Status finished = FinishRun(dir, *result, extra, /*write_archive=*/!had_archive, &log);
+  if (!finished.ok()) return Fail(finished.message());
+  std::fprintf(stderr, "profcpu: %s\n", summary.c_str());
+  std::printf("%s\n", dir.c_str());
+  return kExitOk;
+}
+
+}  // namespace profcpu::cli

@@ -1,0 +1,38 @@
+// Tells the symbolizer where each profiled process's files are: the roots
+// the collector opened while the processes lived (none when post-processing
+// elsewhere), and the pid each process sees itself as (its perf map's name).
+#ifndef PROFCPU_SCRIPTS_CLI_PROCESS_FILES_H_
+#define PROFCPU_SCRIPTS_CLI_PROCESS_FILES_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "collector/base/rooted_open.h"
+#include "collector/recording/records.h"
+#include "symbolize/symbolizer.h"
+
+namespace profcpu::cli {
+
+class ProcessFiles : public symbolize::ProcessFiles {
+ public:
+  // `roots` by pid; `fallback` serves processes with no root of their own
+  // (children that exited before their root could be opened). Either may be empty.
+  ProcessFiles(std::map<uint32_t, std::shared_ptr<base::RootDir>> roots,
+               std::shared_ptr<base::RootDir> fallback,
+               const std::vector<recording::ProcessInfo>& processes);
+
+  std::shared_ptr<base::RootDir> RootFor(uint32_t pid) const override;
+  uint32_t NamespacePid(uint32_t pid) const override;
+
+ private:
+  std::map<uint32_t, std::shared_ptr<base::RootDir>> roots_;
+  std::shared_ptr<base::RootDir> fallback_;
+  absl::flat_hash_map<uint32_t, uint32_t> namespace_pids_;
+};
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_PROCESS_FILES_H_

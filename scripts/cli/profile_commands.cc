@@ -1,0 +1,253 @@
+// `profcpu collect` (a running process) and `profcpu record` (a command it
+// starts): sample into a new run folder, then build every output there.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "collector/base/file_io.h"
+#include "collector/collection.h"
+#include "collector/perf/event_spec.h"
+#include "scripts/cli/commands.h"
+#include "scripts/cli/finish_run.h"
+#include "scripts/cli/flags.h"
+#include "scripts/cli/jit_files.h"
+#include "scripts/cli/live_status.h"
+#include "scripts/cli/output_dir.h"
+#include "scripts/cli/pipeline.h"
+#include "scripts/cli/process_files.h"
+#include "scripts/cli/run_log.h"
+#include "scripts/cli/version.h"
+
+namespace profcpu::cli {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{SIGTERM};
+
+void OnStopSignal(int signal_number) {
+  g_stop_signal = signal_number;
+  g_stop_requested = true;
+}
+
+// Ctrl-C and SIGTERM end collection early; the outputs are still written.
+// A second signal after collection (while outputs are built) acts normally.
+void InstallStopHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+void RestoreDefaultHandlers() {
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+}
+
+void AddSamplingFlags(FlagSet* flags) {
+  flags->Add("freq", "HZ", "99", "samples per second per thread");
+  flags->Add("out", "DIR", "profilings", "parent of the run folder HH-MM-SS_YYYY-MM-DD/");
+  flags->Add("event", "NAME", "cpu-clock",
+             "sampling event: cpu-clock (works everywhere), task-clock, or a hardware event "
+             "such as cycles or instructions where the CPU has a PMU");
+  flags->Add("mmap-pages", "N", "256",
+             "ring buffer size per CPU in 4 KiB pages, a power of two; raise it if samples "
+             "are lost at high frequencies");
+}
+
+int UsageError(const FlagSet& flags, absl::string_view message) {
+  std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(message.size()), message.data(),
+               flags.Usage().c_str());
+  return kExitUsage;
+}
+
+int Fail(absl::string_view message) {
+  std::fprintf(stderr, "profcpu: %.*s\n", static_cast<int>(message.size()), message.data());
+  return kExitFailure;
+}
+
+int MaxSampleRate() {
+  auto text = base::ReadFileBounded("/proc/sys/kernel/perf_event_max_sample_rate", 64);
+  int value = 100000;
+  if (text.ok()) (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &value);
+  return value;
+}
+
+// Parses the flags shared by collect and record into collection options.
+absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOptions* options) {
+  int64_t freq, pages;
+  int max_rate = MaxSampleRate();
+  absl::Status status = flags.Int("freq", 1, max_rate, &freq);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), " (the kernel's limit is kernel.perf_event_max_sample_rate)"));
+  }
+  if (!flags.Int("mmap-pages", 1, 1 << 20, &pages).ok() || (pages & (pages - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("-mmap-pages must be a power of two, got '", flags.String("mmap-pages"), "'"));
+  }
+  auto event = collector::ParseEventName(flags.String("event"));
+  if (!event.ok()) return event.status();
+  options->sampler.event = *event;
+  options->sampler.rate = static_cast<uint64_t>(freq);
+  options->sampler.ring_buffer_pages = static_cast<size_t>(pages);
+  return absl::OkStatus();
+}
+
+// Samples as `options` say into a new run folder under `out`, builds every
+// output, prints the folder's path. Shared by collect and record.
+int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
+                      const std::vector<std::string>& argv) {
+  auto run_dir = CreateRunDirectory(out, std::time(nullptr));
+  if (!run_dir.ok()) return Fail(run_dir.status().message());
+  RunLog log;
+  if (!log.Open(absl::StrCat(*run_dir, "/", kLogFile))) {
+    return Fail(absl::StrCat("cannot write to ", *run_dir));
+  }
+  log.Info(absl::StrCat("profcpu ", kProfcpuVersion, ": ", absl::StrJoin(argv, " ")));
+
+  options.recording_path = absl::StrCat(*run_dir, "/", kRecordingFile);
+  options.profcpu_version = kProfcpuVersion;
+  options.command_line = absl::StrJoin(argv, " ");
+  options.stop_requested = &g_stop_requested;
+  options.stop_signal = &g_stop_signal;
+  LiveStatus status_line;
+  options.on_progress = [&](const collector::Progress& p) { status_line.Update(p); };
+
+  std::fprintf(stderr, "profcpu: profiling %s at %lu Hz (%s)%s; Ctrl-C stops early\n",
+               options.command.empty() ? absl::StrCat("pid ", options.pid).c_str()
+                                       : absl::StrJoin(options.command, " ").c_str(),
+               static_cast<unsigned long>(options.sampler.rate), options.sampler.event.name.c_str(),
+               options.duration > absl::ZeroDuration()
+                   ? absl::StrCat(" for ", absl::FormatDuration(options.duration)).c_str()
+                   : "");
+  InstallStopHandlers();
+  auto collected = collector::Collect(options);
+  RestoreDefaultHandlers();
+  status_line.Finish();
+  if (!collected.ok()) {
+    log.Info(absl::StrCat("collection failed: ", collected.status().message()));
+    log.Close();
+    return Fail(collected.status().message());
+  }
+  for (const std::string& warning : collected->warnings) log.Warn(warning);
+  log.Info(absl::StrCat("collection stopped (", collected->stop_reason, "): ",
+                        collected->counters.samples, " samples, ", collected->counters.lost,
+                        " lost"));
+  if (!options.command.empty()) {
+    log.Info(absl::StrCat("command exited with code ", collected->command_exit_code));
+  }
+  if (collected->counters.lost > 0) {
+    log.Warn(absl::StrCat(collected->counters.lost,
+                          " samples were lost because the ring buffers filled; use a larger "
+                          "-mmap-pages or a lower -freq"));
+  }
+
+  std::fprintf(stderr, "profcpu: building outputs...\n");
+  std::shared_ptr<base::RootDir> target_root;
+  if (auto it = collected->roots.find(static_cast<uint32_t>(collected->target_pid));
+      it != collected->roots.end()) {
+    target_root = it->second;
+  }
+  PipelineOptions pipeline;
+  pipeline.dir = *run_dir;
+  ProcessFiles files(collected->roots, target_root, collected->processes);
+  pipeline.files = &files;
+  auto result = RebuildOutputs(pipeline, &log);
+  if (!result.ok()) {
+    log.Info(absl::StrCat("building outputs failed: ", result.status().message()));
+    return Fail(absl::StrCat("building outputs in ", *run_dir,
+                             " failed: ", result.status().message(),
+                             " (the recording is kept; retry with profcpu postprocess -dir ",
+                             *run_dir, ")"));
+  }
+  std::vector<std::string> jit_files = CopyJitFiles(*run_dir, result->jit_pids, files, &log);
+  std::string summary = SummaryLine(*result);
+  log.Info(summary);
+  absl::Status finished = FinishRun(*run_dir, *result, jit_files, /*write_archive=*/true, &log);
+  if (!finished.ok()) return Fail(absl::StrCat("finishing ", *run_dir, ": ", finished.message()));
+  std::fprintf(stderr, "profcpu: %s\n", summary.c_str());
+  std::printf("%s\n", run_dir->c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCollect(const std::vector<std::string>& args) {
+  FlagSet flags("collect", "profcpu collect -pid PID [-duration SEC] [-freq HZ] [-out DIR]",
+                "Samples the on-CPU stacks (kernel, native and JIT frames) of a running process "
+                "and its threads,\nincluding threads it starts meanwhile, then writes "
+                "flamegraph.svg, folded_stacks.out,\nperf_script.out, metadata.json, profcpu.log, "
+                "the recording and prof.tar.gz into\nDIR/HH-MM-SS_YYYY-MM-DD/ and prints that "
+                "folder's path. Stops after the duration, on\nCtrl-C or SIGTERM (outputs are "
+                "still written), or when the process exits.");
+  flags.Add("pid", "PID", "", "process to profile (required)");
+  flags.Add("duration", "SEC", "30", "how long to sample; 0 = until the process exits or Ctrl-C");
+  AddSamplingFlags(&flags);
+  absl::Status parsed = flags.Parse(args);
+  if (!parsed.ok()) return UsageError(flags, parsed.message());
+  if (flags.help_requested()) {
+    std::printf("%s", flags.Usage().c_str());
+    return kExitOk;
+  }
+  if (!flags.positionals().empty()) {
+    return UsageError(flags, absl::StrCat("unexpected argument '", flags.positionals()[0], "'"));
+  }
+  if (!flags.IsSet("pid")) return UsageError(flags, "collect needs -pid PID");
+  collector::CollectionOptions options;
+  int64_t pid;
+  if (absl::Status s = flags.Int("pid", 1, 0x3fffffff, &pid); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
+  options.pid = static_cast<pid_t>(pid);
+  double seconds;
+  if (absl::Status s = flags.Seconds("duration", &seconds); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
+  options.duration = absl::Seconds(seconds);
+  if (absl::Status s = ReadSamplingFlags(flags, &options); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
+  // Fail before creating a run folder when the target plainly does not exist.
+  if (::kill(options.pid, 0) != 0 && errno == ESRCH) {
+    return Fail(absl::StrCat("no process with pid ", options.pid));
+  }
+  std::vector<std::string> argv = {"profcpu", "collect"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return ProfileIntoNewRun(options, flags.String("out"), argv);
+}
+
+int RunRecord(const std::vector<std::string>& args) {
+  FlagSet flags("record", "profcpu record [-freq HZ] [-out DIR] -- COMMAND [ARGS...]",
+                "Starts COMMAND and samples it and every thread and process it starts until it "
+                "exits\n(Ctrl-C or SIGTERM is passed to it), then writes the same outputs as "
+                "collect and\nprints the run folder's path.");
+  AddSamplingFlags(&flags);
+  flags.StopAtFirstPositional();
+  absl::Status parsed = flags.Parse(args);
+  if (!parsed.ok()) return UsageError(flags, parsed.message());
+  if (flags.help_requested()) {
+    std::printf("%s", flags.Usage().c_str());
+    return kExitOk;
+  }
+  if (flags.positionals().empty()) return UsageError(flags, "record needs a command to run");
+  collector::CollectionOptions options;
+  options.command = flags.positionals();
+  if (absl::Status s = ReadSamplingFlags(flags, &options); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
+  std::vector<std::string> argv = {"profcpu", "record"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return ProfileIntoNewRun(options, flags.String("out"), argv);
+}
+
+}  // namespace profcpu::cli
