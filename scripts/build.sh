@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds profcpu into BUILD_DIR (default build/). Extra
+# arguments go to cmake, e.g. -DPROFCPU_SANITIZE=ON.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything profcpu needs to build, test and profile, from Debian's
+# packages. Idempotent and quiet: does nothing when all is installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ccache
+  libelf-dev libdw-dev libunwind-dev libzstd-dev libabsl-dev
+  libgtest-dev libgmock-dev libbpf-dev libarchive-dev nlohmann-json3-dev zlib1g-dev
+  linux-perf            # the comparison in bench/ and nothing else
+  nodejs                # JIT perf-map tests (node --perf-basic-prof)
+  python3 libxml2-utils zstd
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# A node from elsewhere on PATH (e.g. a preinstalled one) is as good as Debian's.
+if command -v node >/dev/null 2>&1; then
+  missing=("${missing[@]/nodejs}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# BPF and tracepoint work (later modes) needs tracefs; harmless when present.
+if [ -d /sys/kernel/tracing ] && [ -z "$(ls -A /sys/kernel/tracing 2>/dev/null)" ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
