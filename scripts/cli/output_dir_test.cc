@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
+
 #include "collector/base/file_io.h"
 #include "gtest/gtest.h"
 
@@ -9,7 +11,9 @@ namespace profcpu::cli {
 namespace {
 
 TEST(OutputDirTest, NamesRunsByTimeAndNeverReusesAFolder) {
-  std::string parent = std::string(::testing::TempDir()) + "/output_dir_test/a/b";
+  std::string top = std::string(::testing::TempDir()) + "/output_dir_test";
+  std::system(("rm -rf '" + top + "'").c_str());
+  std::string parent = top + "/a/b";
   std::time_t when = 1795312373;  // fixed instant
   auto first = CreateRunDirectory(parent, when);
   ASSERT_TRUE(first.ok()) << first.status();
