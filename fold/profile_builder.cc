@@ -26,7 +26,10 @@ class Builder {
     spaces_.OnFork(fork);
     // A new thread or process starts with its parent thread's name.
     auto parent = comms_.find(fork.ptid);
-    if (parent != comms_.end()) comms_.try_emplace(fork.tid, parent->second);
+    if (parent != comms_.end()) {
+      uint32_t name = parent->second;  // copied: inserting may rehash the map
+      comms_.try_emplace(fork.tid, name);
+    }
   }
   void On(const recording::Exit&) {}
   void On(const recording::Lost& lost) {

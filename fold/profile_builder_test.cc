@@ -1,0 +1,163 @@
+#include "fold/profile_builder.h"
+
+#include <sys/mman.h>
+
+#include <string>
+
+#include "collector/recording/recording_reader.h"
+#include "collector/recording/recording_writer.h"
+#include "gtest/gtest.h"
+
+namespace profcpu::fold {
+namespace {
+
+using recording::Record;
+
+absl::StatusOr<BuiltProfile> Build(const std::vector<Record>& records, const char* name) {
+  std::string path = std::string(::testing::TempDir()) + "/" + name;
+  auto writer = recording::RecordingWriter::Create(path);
+  EXPECT_TRUE(writer.ok());
+  for (const Record& r : records) EXPECT_TRUE((*writer)->Write(r).ok());
+  EXPECT_TRUE((*writer)->Close().ok());
+  auto reader = recording::RecordingReader::Open(path);
+  EXPECT_TRUE(reader.ok());
+  return BuildProfile(**reader);
+}
+
+recording::Header MakeHeader() {
+  recording::Header h;
+  h.event_name = "cpu-clock";
+  return h;
+}
+
+recording::Mmap Map(uint32_t pid, uint64_t start, uint64_t length, uint64_t offset,
+                    const char* file) {
+  recording::Mmap m;
+  m.pid = pid;
+  m.tid = pid;
+  m.start = start;
+  m.length = length;
+  m.file_offset = offset;
+  m.inode = 7;
+  m.prot = PROT_READ | PROT_EXEC;
+  m.filename = file;
+  return m;
+}
+
+recording::Sample SampleOf(uint32_t pid, uint32_t tid, uint64_t time,
+                           std::vector<uint64_t> kernel, std::vector<uint64_t> user) {
+  recording::Sample s;
+  s.pid = pid;
+  s.tid = tid;
+  s.time_ns = time;
+  s.kernel_ips = std::move(kernel);
+  s.user_ips = std::move(user);
+  return s;
+}
+
+TEST(ProfileBuilderTest, NormalizesAddressesAndDeduplicatesRequests) {
+  recording::Comm comm;
+  comm.pid = comm.tid = 10;
+  comm.comm = "app";
+  // The same library mapped at different addresses in two processes.
+  std::vector<Record> records = {
+      MakeHeader(),
+      comm,
+      Map(10, 0x400000, 0x1000, 0x1000, "/usr/bin/app"),
+      Map(10, 0x7f0000000000, 0x10000, 0, "/usr/lib/libx.so"),
+      Map(20, 0x7e0000000000, 0x10000, 0, "/usr/lib/libx.so"),
+      SampleOf(10, 10, 100, {0xffffffff81000000}, {0x7f0000000100, 0x400010}),
+      SampleOf(20, 20, 200, {}, {0x7e0000000100, 0x12345}),
+  };
+  auto built = Build(records, "normalize.rec");
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Profile& p = built->profile;
+  ASSERT_EQ(p.samples().size(), 2u);
+  const auto& stack = p.stack(p.samples()[0].stack);
+  ASSERT_EQ(stack.size(), 3u);
+  EXPECT_EQ(p.location(stack[0]).code.kind, symbolize::CodeKind::kKernel);
+  EXPECT_TRUE(p.location(stack[0]).kernel);
+  // First user frame: the interrupted IP, looked up as is; file offset 0x100.
+  EXPECT_EQ(p.location(stack[1]).code.kind, symbolize::CodeKind::kNative);
+  EXPECT_EQ(p.location(stack[1]).code.value, 0x100u);
+  EXPECT_EQ(p.location(stack[1]).offset_adjust, 0);
+  // Caller: a return address, looked up one byte earlier, in the app at
+  // file offset 0x1000 + 0x10 - 1.
+  EXPECT_EQ(p.location(stack[2]).code.value, 0x100Fu);
+  EXPECT_EQ(p.location(stack[2]).offset_adjust, 1);
+  EXPECT_EQ(p.string(p.samples()[0].comm), "app");
+
+  // libx.so offset 0x100 in pid 20 is the same location as in pid 10.
+  const auto& other = p.stack(p.samples()[1].stack);
+  EXPECT_EQ(p.location(other[0]).code, p.location(stack[1]).code);
+  // 0x12345 is unmapped: a per-process location, named later by perf map.
+  EXPECT_EQ(p.location(other[1]).code.kind, symbolize::CodeKind::kProcess);
+  EXPECT_EQ(p.location(other[1]).code.space, 20u);
+  EXPECT_EQ(p.string(p.samples()[1].comm), ":20");
+
+  // Four distinct locations: kernel, libx+0x100, app+0x100F, pid 20's 0x12344.
+  EXPECT_EQ(built->requests.size(), 4u);
+  EXPECT_EQ(built->modules.size(), 2u);
+  EXPECT_EQ(built->summary.samples, 2u);
+  EXPECT_FALSE(built->summary.finish.has_value());
+}
+
+TEST(ProfileBuilderTest, ThreadsInheritTheirCreatorsName) {
+  recording::Comm comm;
+  comm.pid = comm.tid = 10;
+  comm.comm = "server";
+  std::vector<Record> records = {MakeHeader(), comm};
+  // Enough threads to make the name table grow while names are copied.
+  for (uint32_t tid = 11; tid < 2000; ++tid) {
+    recording::Fork f;
+    f.pid = f.ppid = 10;
+    f.tid = tid;
+    f.ptid = tid - 1;
+    records.push_back(f);
+  }
+  records.push_back(SampleOf(10, 1999, 5, {}, {0x1}));
+  auto built = Build(records, "threads.rec");
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ(built->profile.string(built->profile.samples()[0].comm), "server");
+}
+
+TEST(ProfileBuilderTest, ExecReplacesTheAddressSpace) {
+  recording::Comm exec;
+  exec.pid = exec.tid = 10;
+  exec.comm = "new";
+  exec.exec = true;
+  exec.time_ns = 50;
+  std::vector<Record> records = {MakeHeader(), Map(10, 0x400000, 0x1000, 0, "/bin/old"), exec,
+                                 SampleOf(10, 10, 60, {}, {0x400010})};
+  auto built = Build(records, "exec.rec");
+  ASSERT_TRUE(built.ok());
+  const Profile& p = built->profile;
+  EXPECT_EQ(p.location(p.stack(p.samples()[0].stack)[0]).code.kind,
+            symbolize::CodeKind::kProcess);
+  EXPECT_EQ(p.string(p.samples()[0].comm), "new");
+}
+
+TEST(ProfileBuilderTest, CountsLossesByReason) {
+  std::vector<Record> records = {
+      MakeHeader(),
+      recording::Lost{1, 0, 5, recording::LossReason::kRingBufferFull},
+      recording::Lost{2, 1, 3, recording::LossReason::kSamplesDropped},
+      recording::Lost{3, 1, 1, recording::LossReason::kThrottled},
+      recording::Finish{10, 0, 8, "duration"},
+  };
+  auto built = Build(records, "lost.rec");
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ(built->summary.lost_ring_buffer, 5u);
+  EXPECT_EQ(built->summary.lost_dropped, 3u);
+  EXPECT_EQ(built->summary.throttle_events, 1u);
+  ASSERT_TRUE(built->summary.finish.has_value());
+  EXPECT_EQ(built->summary.finish->stop_reason, "duration");
+}
+
+TEST(ProfileBuilderTest, RecordingWithoutHeaderIsRejected) {
+  auto built = Build({SampleOf(1, 1, 1, {}, {1})}, "noheader.rec");
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace profcpu::fold
