@@ -90,12 +90,14 @@ absl::Status Sampler::AttachThread(pid_t tid) {
     auto fd = OpenPerfEvent(attr, tid, cpu, options_.event.name);
     if (absl::IsPermissionDenied(fd.status()) && kernel_stacks_ && events_.empty()) {
       // Like perf, fall back to user space only rather than failing outright.
+      absl::Status with_kernel = fd.status();
       kernel_stacks_ = false;
-      warnings_.push_back(absl::StrCat(
-          "kernel frames omitted: ", fd.status().message(),
-          " (user-space sampling only)"));
       attr = MakeAttr();
       fd = OpenPerfEvent(attr, tid, cpu, options_.event.name);
+      // If even that fails, the first error names everything that is missing.
+      if (!fd.ok()) return with_kernel;
+      warnings_.push_back(absl::StrCat("kernel frames omitted (user space only): ",
+                                       with_kernel.message()));
     }
     if (!fd.ok()) return fd.status();
     std::unique_ptr<RingBuffer>& buffer = buffers_[static_cast<size_t>(cpu)];

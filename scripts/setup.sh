@@ -10,6 +10,7 @@ packages=(
   linux-perf            # the comparison in bench/ and nothing else
   nodejs                # JIT perf-map tests (node --perf-basic-prof)
   python3 libxml2-utils zstd
+  libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
 )
 
 missing=()
@@ -18,9 +19,10 @@ for p in "${packages[@]}"; do
 done
 # A node from elsewhere on PATH (e.g. a preinstalled one) is as good as Debian's.
 if command -v node >/dev/null 2>&1; then
-  missing=("${missing[@]/nodejs}")
+  kept=()
+  for p in "${missing[@]}"; do [ "$p" = nodejs ] || kept+=("$p"); done
+  missing=("${kept[@]}")
 fi
-missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "collector/base/errno_status.h"
 #include "collector/base/file_io.h"
+#include "collector/perf/permission_advice.h"
 
 namespace profcpu::collector {
 namespace {
@@ -40,17 +41,10 @@ absl::StatusOr<base::UniqueFd> OpenPerfEvent(const perf_event_attr& attr, pid_t 
     case ESRCH:
       return absl::NotFoundError(absl::StrCat(where, ": no such thread"));
     case EACCES:
-    case EPERM: {
-      int paranoid = PerfEventParanoid();
+    case EPERM:
       return absl::PermissionDeniedError(absl::StrCat(
-          where, ": ", std::strerror(err), ". Sampling ",
-          attr.exclude_kernel ? "" : "with kernel stacks ", "needs CAP_PERFMON (or CAP_SYS_ADMIN "
-          "on kernels before 5.8) while kernel.perf_event_paranoid is ", paranoid,
-          " (> 1 forbids it to unprivileged users: 'sysctl kernel.perf_event_paranoid=1' allows "
-          "user+kernel sampling of your own processes); sampling another user's process also "
-          "needs CAP_SYS_PTRACE. In a container, add --cap-add PERFMON --cap-add SYS_PTRACE "
-          "and a seccomp profile that allows perf_event_open."));
-    }
+          where, ": ", std::strerror(err), ". ",
+          PermissionAdvice(GatherPermissionFacts(tid, attr.exclude_kernel == 0))));
     case ENOENT:
     case EOPNOTSUPP:
     case ENODEV:

@@ -103,6 +103,19 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
   return absl::OkStatus();
 }
 
+// Errors that stop collection before any sample was taken.
+bool IsStartupError(const absl::Status& error) {
+  return absl::IsNotFound(error) || absl::IsPermissionDenied(error) ||
+         absl::IsUnimplemented(error) || absl::IsInvalidArgument(error);
+}
+
+void RemoveRunDirectory(const std::string& dir) {
+  for (const char* name : {kRecordingFile, kLogFile}) {
+    ::unlink(absl::StrCat(dir, "/", name).c_str());
+  }
+  ::rmdir(dir.c_str());
+}
+
 // Samples as `options` say into a new run folder under `out`, builds every
 // output, prints the folder's path. Shared by collect and record.
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
@@ -135,9 +148,16 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   RestoreDefaultHandlers();
   status_line.Finish();
   if (!collected.ok()) {
-    log.Info(absl::StrCat("collection failed: ", collected.status().message()));
+    const absl::Status& error = collected.status();
+    log.Info(absl::StrCat("collection failed: ", error.message()));
     log.Close();
-    return Fail(collected.status().message());
+    if (IsStartupError(error)) {
+      // Nothing was sampled: leave no folder behind that looks like a run.
+      RemoveRunDirectory(*run_dir);
+      return Fail(error.message());
+    }
+    return Fail(absl::StrCat(error.message(), " (what was recorded is kept in ", *run_dir,
+                             "; profcpu postprocess -dir ", *run_dir, " builds outputs from it)"));
   }
   for (const std::string& warning : collected->warnings) log.Warn(warning);
   log.Info(absl::StrCat("collection stopped (", collected->stop_reason, "): ",

@@ -2,6 +2,7 @@
 ways collection ends (duration, signals, the target exiting)."""
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -89,6 +90,57 @@ class BadInputTest(unittest.TestCase):
         result = t.run_profcpu(["postprocess", "-dir", self.tmp.path], check=False)
         self.assertEqual(result.returncode, 1)
         self.assertIn("prof.tar.gz", result.stderr)
+
+
+class PrivilegeTest(unittest.TestCase):
+    """profcpu run with fewer capabilities than root has, as users will."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+        self.assertIsNotNone(shutil.which("capsh"), "capsh is required (libcap2-bin)")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def _profcpu_without(self, caps, pid):
+        command = " ".join([t.PROFCPU, "collect", "-pid", str(pid), "-duration", "2",
+                            "-out", self.tmp.path])
+        return subprocess.run(["capsh", f"--drop={caps}", "--", "-c", command],
+                              capture_output=True, text=True, timeout=60)
+
+    def test_without_perfmon_falls_back_to_user_frames_and_says_why(self):
+        target = t.start([t.fixture("cpu_shares")])
+        try:
+            result = self._profcpu_without("cap_perfmon,cap_sys_admin", target.pid)
+        finally:
+            t.stop(target)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("kernel frames omitted", result.stderr)
+        self.assertIn("CAP_PERFMON", result.stderr)
+        self.assertIn("perf_event_paranoid", result.stderr)
+        run_dir = result.stdout.strip()
+        folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        self.assertGreater(t.samples_with(folded, lambda f: f == "burn_fifty_percent"), 20)
+        samples = t.parse_like_flamescope(os.path.join(run_dir, "perf_script.out"))
+        self.assertFalse(any(module == "[kernel.kallsyms]"
+                             for _, _, frames in samples for _, module in frames))
+        self.assertTrue(any("kernel frames omitted" in w
+                            for w in t.read_metadata(run_dir)["warnings"]))
+
+    def test_another_users_process_without_sys_ptrace_is_refused_by_name(self):
+        target = t.start(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                          t.fixture("cpu_shares"), "10"])
+        try:
+            time.sleep(0.2)
+            result = self._profcpu_without("cap_perfmon,cap_sys_admin,cap_sys_ptrace",
+                                           target.pid)
+        finally:
+            t.stop(target)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("belongs to another user", result.stderr)
+        self.assertIn("CAP_SYS_PTRACE", result.stderr)
+        self.assertIn("CAP_PERFMON", result.stderr)
+        self.assertEqual(os.listdir(self.tmp.path), [], "no run folder when nothing was sampled")
 
 
 class HelpTest(unittest.TestCase):
