@@ -165,7 +165,9 @@ class NodeJitTest(unittest.TestCase):
         node = shutil.which("node") or shutil.which("nodejs")
         self.assertIsNotNone(node, "Node.js is required (scripts/setup.sh installs it)")
         tmp = t.TempDir()
-        proc = t.start([node, "--perf-basic-prof", t.fixture_source("recursive.js"), "8"])
+        # cwd: node also writes an isolate-*.log there.
+        proc = t.start([node, "--perf-basic-prof", t.fixture_source("recursive.js"), "8"],
+                       cwd=tmp.path)
         try:
             self.assertTrue(t.wait_for(lambda: os.path.exists(f"/tmp/perf-{proc.pid}.map")),
                             "node did not write its perf map")
