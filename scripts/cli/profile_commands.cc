@@ -166,6 +166,14 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   if (!options.command.empty()) {
     log.Info(absl::StrCat("command exited with code ", collected->command_exit_code));
   }
+  if (collected->counters.samples == 0) {
+    log.Warn(options.sampler.event.hardware
+                 ? absl::StrCat("the '", options.sampler.event.name,
+                                "' event produced no samples: this machine's PMU counts but does "
+                                "not deliver sampling interrupts (common in VMs); use -event "
+                                "cpu-clock")
+                 : "no samples: the target did not run on a CPU while profcpu was sampling");
+  }
   if (collected->counters.lost > 0) {
     log.Warn(absl::StrCat(collected->counters.lost,
                           " samples were lost because the ring buffers filled; use a larger "
