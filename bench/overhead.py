@@ -13,14 +13,17 @@ import sys
 import tempfile
 import time
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
 def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # utime and stime are fields 14 and 15; after the comm split they are 11 and 12.
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    """CPU time of all the process's threads so far, in ns precision
+    (/proc/PID/schedstat's first field, summed over its tasks)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:
+            pass
+    return total / 1e9
 
 
 def run_once(workload, iterations, profiler_argv):
