@@ -113,6 +113,32 @@ class CpuSharesTest(unittest.TestCase):
             self.assertIn(name, svg)
 
 
+class DemoCallTreeTest(unittest.TestCase):
+    def test_demo_workload_call_tree_is_exact(self):
+        tmp = t.TempDir()
+        proc = t.start([t.fixture("demo_workload"), "6"])
+        try:
+            time.sleep(0.3)
+            run_dir = t.collect(proc.pid, tmp.path, duration=3, freq=199)
+            folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        finally:
+            t.stop(proc)
+            tmp.cleanup()
+        total = sum(folded.values())
+        chain = ("worker_thread", "handle_request", "compute_checksum", "mix_block")
+
+        def has_chain(stack):
+            text = ";".join(stack)
+            return ";".join(chain) in text
+
+        under_mix = sum(c for s, c in folded.items() if "mix_block" in s)
+        self.assertGreater(under_mix, total * 0.1)
+        # Every mix_block sample has its full chain of callers, in order.
+        self.assertEqual(sum(c for s, c in folded.items() if has_chain(s)), under_mix)
+        roots = {s[0] for s in folded}
+        self.assertTrue({"demo-worker-1", "demo-worker-2"} <= roots, roots)
+
+
 class ThreadsCreatedDuringCollectionTest(unittest.TestCase):
     def test_late_threads_are_profiled(self):
         tmp = t.TempDir()
