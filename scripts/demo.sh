@@ -21,6 +21,6 @@ echo "Profiled the demo workload (pid $demo_pid). Outputs in $run_dir:"
 ls -l "$run_dir"
 echo
 echo "Hottest stacks (folded_stacks.out):"
-sort -k2 -n -r -t' ' "$run_dir/folded_stacks.out" | head -5 | cut -c1-160
+awk '{print $NF "\t" $0}' "$run_dir/folded_stacks.out" | sort -nr | head -5 | cut -f2 | cut -c1-200
 echo
 echo "Open $run_dir/flamegraph.svg in a browser; feed $run_dir/perf_script.out to FlameScope."
