@@ -1,5 +1,6 @@
 #include "collector/base/rooted_open.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -20,15 +21,40 @@ absl::StatusOr<std::shared_ptr<RootDir>> RootDir::Open(const std::string& path) 
   return std::shared_ptr<RootDir>(new RootDir(UniqueFd(fd), path));
 }
 
-absl::StatusOr<UniqueFd> RootDir::OpenFile(const std::string& path) const {
+absl::StatusOr<UniqueFd> RootDir::OpenInside(const std::string& path, uint64_t flags) const {
   struct open_how how = {};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+  how.flags = flags | O_CLOEXEC;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
   long fd = ::syscall(SYS_openat2, fd_.get(), path.c_str(), &how, sizeof(how));
   if (fd < 0) {
     return ErrnoStatus(errno, absl::StrCat("open ", path, " inside ", description_));
   }
   return UniqueFd(static_cast<int>(fd));
+}
+
+absl::StatusOr<UniqueFd> RootDir::OpenFile(const std::string& path) const {
+  return OpenInside(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+}
+
+absl::StatusOr<UniqueFd> RootDir::OpenPath(const std::string& path) const {
+  return OpenInside(path, O_PATH | O_NOFOLLOW);
+}
+
+absl::StatusOr<std::vector<std::string>> RootDir::ListDirectory(const std::string& path,
+                                                                size_t max_entries) const {
+  auto fd = OpenInside(path, O_RDONLY | O_DIRECTORY);
+  if (!fd.ok()) return fd.status();
+  DIR* dir = ::fdopendir(fd->Release());
+  if (dir == nullptr) return ErrnoStatus(errno, absl::StrCat("list ", path));
+  std::vector<std::string> names;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (names.size() >= max_entries) break;
+    names.push_back(std::move(name));
+  }
+  ::closedir(dir);
+  return names;
 }
 
 absl::StatusOr<std::string> RootDir::ReadFile(const std::string& path, size_t max_bytes) const {

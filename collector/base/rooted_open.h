@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collector/base/unique_fd.h"
@@ -30,9 +31,20 @@ class RootDir {
   // Reads `path` inside this root, bounded as base::ReadFdBounded.
   absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const;
 
+  // Opens `path` inside this root as an O_PATH descriptor without following a
+  // final symlink: for sockets, which cannot be opened for reading, and can be
+  // connected through /proc/self/fd/N once we know where they really are.
+  absl::StatusOr<UniqueFd> OpenPath(const std::string& path) const;
+
+  // Names in directory `path` inside this root (no "." or ".."), at most
+  // `max_entries` of them.
+  absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path,
+                                                         size_t max_entries = 100000) const;
+
   const std::string& description() const { return description_; }
 
  private:
+  absl::StatusOr<UniqueFd> OpenInside(const std::string& path, uint64_t flags) const;
   RootDir(UniqueFd fd, std::string description)
       : fd_(std::move(fd)), description_(std::move(description)) {}
   UniqueFd fd_;
