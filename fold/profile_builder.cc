@@ -1,6 +1,8 @@
 #include "fold/profile_builder.h"
 
+#include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -14,8 +16,17 @@ class Builder {
   explicit Builder(BuiltProfile* out) : out_(out) {}
 
   void On(const recording::Header& header) {
-    out_->summary.header = header;
-    event_ = out_->profile.InternString(header.event_name);
+    RecordingSummary& summary = out_->summary;
+    summary.header = header;
+    summary.mode = header.mode.empty() ? "cpu" : header.mode;
+    wall_ = summary.mode == "wall";
+    summary.microseconds = summary.mode != "cpu";
+    summary.weighted = summary.microseconds || header.backend == "bpf";
+    // One event name per profile so the folded stacks keep every sample
+    // (stackcollapse keeps one event) and perf_script.out folds alike.
+    event_ = out_->profile.InternString(wall_                     ? "wall-time"
+                                        : summary.mode == "offcpu" ? "offcpu-time"
+                                                                   : header.event_name);
   }
   void On(const recording::Mmap& mmap) { spaces_.OnMmap(mmap); }
   void On(const recording::Comm& comm) {
@@ -44,6 +55,15 @@ class Builder {
       case recording::LossReason::kThrottled:
         out_->summary.throttle_events += lost.count;
         break;
+      case recording::LossReason::kBpfRingBufferFull:
+        out_->summary.lost_bpf_ring_buffer += lost.count;
+        break;
+      case recording::LossReason::kStackLost:
+        out_->summary.lost_stacks += lost.count;
+        break;
+      case recording::LossReason::kBpfMapFull:
+        out_->summary.lost_bpf_map_full += lost.count;
+        break;
     }
   }
   void On(const recording::ProcessInfo& info) { out_->summary.processes.push_back(info); }
@@ -58,20 +78,44 @@ class Builder {
     stack_.clear();
     AddChain(sample.pid, sample.kernel_ips, /*kernel=*/true);
     AddChain(sample.pid, sample.user_ips, /*kernel=*/false);
+    // Wall mode weighs by time: a cpu-clock period is nanoseconds on the CPU.
+    AddSample(sample.time_ns, sample.pid, sample.tid, sample.cpu,
+              wall_ ? Microseconds(sample.period) : sample.period, kOnCpuRoot);
+  }
 
-    Sample s;
-    s.time_ns = sample.time_ns;
-    s.pid = sample.pid;
-    s.tid = sample.tid;
-    s.cpu = sample.cpu;
-    s.period = sample.period;
-    s.event = event_;
-    s.comm = CommOf(sample.tid);
-    s.stack = out_->profile.InternStack(stack_);
-    out_->profile.AddSample(s);
+  // BPF records (collector/bpf/): stacks by id, then samples naming them.
+  void On(const recording::StackTrace& trace) {
+    if (stack_traces_.size() >= kMaxStackTraces && !stack_traces_.contains(trace.id)) return;
+    stack_traces_.insert_or_assign(trace.id, trace.ips);
+    if (trace.truncated) ++out_->summary.truncated_stacks;
+  }
+  void On(const recording::OffCpuSample& off) {
+    RecordingSummary& summary = out_->summary;
+    ++summary.offcpu_samples;
+    summary.offcpu_ns += off.duration_ns;
+    // Stamped when it blocked (the stacks are from then); replay order is
+    // when it ran again. Finish() restores time order.
+    uint64_t start = off.time_ns >= off.duration_ns ? off.time_ns - off.duration_ns : 0;
+    CountSampleTime(start);
+    unsorted_ = true;
+    AddStacks(off.pid, off.kernel_stack, off.user_stack);
+    AddSample(start, off.pid, off.tid, off.cpu, Microseconds(off.duration_ns), kOffCpuRoot);
+  }
+  void On(const recording::StackSample& sample) {
+    out_->summary.samples += sample.count > 0 ? sample.count - 1 : 0;
+    CountSampleTime(sample.time_ns);
+    AddStacks(sample.pid, sample.kernel_stack, sample.user_stack);
+    // Counted samples weigh their count; in wall mode, their time on the CPU.
+    AddSample(sample.time_ns, sample.pid, sample.tid, sample.cpu,
+              wall_ ? Microseconds(sample.period) : sample.count, kOnCpuRoot);
   }
 
   void Finish() {
+    if (unsorted_) {
+      std::stable_sort(out_->profile.mutable_samples().begin(),
+                       out_->profile.mutable_samples().end(),
+                       [](const Sample& a, const Sample& b) { return a.time_ns < b.time_ns; });
+    }
     out_->modules = spaces_.modules();
     out_->requests.reserve(requested_.size());
     for (auto& [location, mapping] : requested_) {
@@ -80,6 +124,69 @@ class Builder {
   }
 
  private:
+  // Synthetic outermost frames of wall mode: [on-cpu] and [off-cpu].
+  static constexpr uint64_t kOnCpuRoot = 0;
+  static constexpr uint64_t kOffCpuRoot = 1;
+  // Space of their kImported locations: no text table uses it.
+  static constexpr uint32_t kSyntheticSpace = 0xFFFFFFFF;
+  // Far more stacks than a BPF stack map holds; bounds hostile recordings.
+  static constexpr size_t kMaxStackTraces = 1 << 20;
+
+  static uint64_t Microseconds(uint64_t ns) { return (ns + 500) / 1000; }
+
+  void CountSampleTime(uint64_t time_ns) {
+    RecordingSummary& summary = out_->summary;
+    if (summary.samples == 0 || time_ns < summary.first_sample_ns) {
+      summary.first_sample_ns = time_ns;
+    }
+    summary.last_sample_ns = std::max(summary.last_sample_ns, time_ns);
+    ++summary.samples;
+  }
+
+  // Appends the chains of two StackTrace ids to stack_ (cleared first).
+  void AddStacks(uint32_t pid, int32_t kernel_stack, int32_t user_stack) {
+    stack_.clear();
+    for (auto [id, kernel] : {std::pair{kernel_stack, true}, std::pair{user_stack, false}}) {
+      if (id == recording::kNoStack) continue;
+      auto it = stack_traces_.find(static_cast<uint32_t>(id));
+      if (it == stack_traces_.end()) {
+        ++out_->summary.missing_stacks;
+        continue;
+      }
+      AddChain(pid, it->second, kernel);
+    }
+  }
+
+  // Adds a sample whose frames are in stack_; in wall mode, under `root`.
+  void AddSample(uint64_t time_ns, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t period,
+                 uint64_t root) {
+    if (wall_) stack_.push_back(RootLocation(root));
+    Sample s;
+    s.time_ns = time_ns;
+    s.pid = pid;
+    s.tid = tid;
+    s.cpu = cpu;
+    s.period = period;
+    s.event = event_;
+    s.comm = CommOf(tid);
+    s.stack = out_->profile.InternStack(stack_);
+    out_->profile.AddSample(s);
+  }
+
+  // A location named "[on-cpu]" or "[off-cpu]" in the symbol table itself
+  // (no symbolizer request: it stands for no code).
+  uint32_t RootLocation(uint64_t root) {
+    if (root_ids_[root] != 0) return root_ids_[root] - 1;
+    Location location;
+    location.code = {symbolize::CodeKind::kImported, kSyntheticSpace, root};
+    symbolize::Symbolization name;
+    name.module = "[profcpu]";
+    name.frames.emplace_back().function = root == kOnCpuRoot ? "[on-cpu]" : "[off-cpu]";
+    out_->profile.symbols().Insert(location.code, std::move(name));
+    root_ids_[root] = out_->profile.InternLocation(location) + 1;
+    return root_ids_[root] - 1;
+  }
+
   void AddChain(uint32_t pid, const std::vector<uint64_t>& ips, bool kernel) {
     for (size_t i = 0; i < ips.size(); ++i) {
       // Every entry but the first of each context is a return address: it
@@ -112,6 +219,10 @@ class Builder {
   absl::flat_hash_map<symbolize::CodeLocation, std::string> requested_;
   std::vector<uint32_t> stack_;
   uint32_t event_ = 0;
+  bool wall_ = false;
+  bool unsorted_ = false;
+  uint32_t root_ids_[2] = {0, 0};  // location id + 1 of [on-cpu], [off-cpu]
+  absl::flat_hash_map<uint32_t, std::vector<uint64_t>> stack_traces_;
 };
 
 }  // namespace

@@ -30,6 +30,18 @@ struct RecordingSummary {
   uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
   std::vector<recording::ProcessInfo> processes;
+  // Off-CPU and BPF collection (docs/recording-format.md, types 10-12).
+  std::string mode = "cpu";       // header's mode: "cpu", "offcpu" or "wall"
+  // Sample periods are the weights to fold by: samples counted in the kernel
+  // (BPF backend), or microseconds (offcpu and wall modes).
+  bool weighted = false;
+  bool microseconds = false;      // the weights are microseconds of time
+  uint64_t offcpu_samples = 0;
+  uint64_t offcpu_ns = 0;
+  uint64_t lost_bpf_ring_buffer = 0;
+  uint64_t lost_stacks = 0;       // stack map full or collision (BPF)
+  uint64_t lost_bpf_map_full = 0;
+  uint64_t missing_stacks = 0;    // records naming a stack the recording lacks
 };
 
 struct BuiltProfile {

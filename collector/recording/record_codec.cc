@@ -53,6 +53,9 @@ RecordType TypeOf(const Record& record) {
         if constexpr (std::is_same_v<T, Lost>) return RecordType::kLost;
         if constexpr (std::is_same_v<T, ProcessInfo>) return RecordType::kProcessInfo;
         if constexpr (std::is_same_v<T, Finish>) return RecordType::kFinish;
+        if constexpr (std::is_same_v<T, StackTrace>) return RecordType::kStackTrace;
+        if constexpr (std::is_same_v<T, OffCpuSample>) return RecordType::kOffCpuSample;
+        if constexpr (std::is_same_v<T, StackSample>) return RecordType::kStackSample;
       },
       record);
 }
@@ -79,6 +82,8 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.String(r.boot_id);
           w.String(r.target);
           w.String(r.command_line);
+          w.String(r.mode);
+          w.String(r.backend);
         } else if constexpr (std::is_same_v<T, Sample>) {
           w.U64(r.time_ns);
           w.U32(r.pid);
@@ -128,6 +133,29 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.U64(r.samples);
           w.U64(r.lost);
           w.String(r.stop_reason);
+        } else if constexpr (std::is_same_v<T, StackTrace>) {
+          w.U64(r.time_ns);
+          w.U32(r.id);
+          w.U8(static_cast<uint8_t>((r.kernel ? 1 : 0) | (r.truncated ? 2 : 0)));
+          EncodeIps(w, r.ips);
+        } else if constexpr (std::is_same_v<T, OffCpuSample>) {
+          w.U64(r.time_ns);
+          w.U64(r.duration_ns);
+          w.U32(r.pid);
+          w.U32(r.tid);
+          w.U32(r.cpu);
+          w.U32(r.state);
+          w.U32(static_cast<uint32_t>(r.kernel_stack));
+          w.U32(static_cast<uint32_t>(r.user_stack));
+        } else if constexpr (std::is_same_v<T, StackSample>) {
+          w.U64(r.time_ns);
+          w.U32(r.pid);
+          w.U32(r.tid);
+          w.U32(r.cpu);
+          w.U64(r.count);
+          w.U64(r.period);
+          w.U32(static_cast<uint32_t>(r.kernel_stack));
+          w.U32(static_cast<uint32_t>(r.user_stack));
         }
       },
       record);
@@ -172,6 +200,9 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       h.boot_id = r.String();
       h.target = r.String();
       h.command_line = r.String();
+      // Appended later: absent from older recordings.
+      if (r.remaining() > 0) h.mode = r.String();
+      if (r.remaining() > 0) h.backend = r.String();
       record = std::move(h);
       break;
     }
@@ -262,6 +293,43 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       f.lost = r.U64();
       f.stop_reason = r.String();
       record = std::move(f);
+      break;
+    }
+    case RecordType::kStackTrace: {
+      StackTrace t;
+      t.time_ns = r.U64();
+      t.id = r.U32();
+      uint8_t flags = r.U8();
+      t.kernel = (flags & 1) != 0;
+      t.truncated = (flags & 2) != 0;
+      if (!DecodeIps(r, &t.ips)) return absl::DataLossError("stack record: bad call chain");
+      record = std::move(t);
+      break;
+    }
+    case RecordType::kOffCpuSample: {
+      OffCpuSample o;
+      o.time_ns = r.U64();
+      o.duration_ns = r.U64();
+      o.pid = r.U32();
+      o.tid = r.U32();
+      o.cpu = r.U32();
+      o.state = r.U32();
+      o.kernel_stack = static_cast<int32_t>(r.U32());
+      o.user_stack = static_cast<int32_t>(r.U32());
+      record = o;
+      break;
+    }
+    case RecordType::kStackSample: {
+      StackSample s;
+      s.time_ns = r.U64();
+      s.pid = r.U32();
+      s.tid = r.U32();
+      s.cpu = r.U32();
+      s.count = r.U64();
+      s.period = r.U64();
+      s.kernel_stack = static_cast<int32_t>(r.U32());
+      s.user_stack = static_cast<int32_t>(r.U32());
+      record = s;
       break;
     }
     default:

@@ -29,6 +29,9 @@ enum class RecordType : uint32_t {
   kLost = 7,
   kProcessInfo = 8,
   kFinish = 9,
+  kStackTrace = 10,
+  kOffCpuSample = 11,
+  kStackSample = 12,
 };
 
 // Appends the encoded record (prefix and payload) to `out`.

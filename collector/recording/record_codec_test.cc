@@ -88,6 +88,62 @@ TEST(RecordCodecTest, HugeCallchainCountIsRejected) {
   EXPECT_EQ(out.status().code(), absl::StatusCode::kDataLoss);
 }
 
+TEST(RecordCodecTest, BpfRecordsRoundTrip) {
+  StackTrace t;
+  t.time_ns = 5;
+  t.id = 77;
+  t.kernel = true;
+  t.ips = {0xffffffff81000000ull, 0xffffffff81000123ull};
+  auto to = std::get<StackTrace>(RoundTrip(t));
+  EXPECT_EQ(to.id, 77u);
+  EXPECT_TRUE(to.kernel);
+  EXPECT_FALSE(to.truncated);
+  EXPECT_EQ(to.ips, t.ips);
+
+  OffCpuSample o;
+  o.time_ns = 2'000'000;
+  o.duration_ns = 1'500'000;
+  o.pid = 3;
+  o.tid = 4;
+  o.state = 1;
+  o.kernel_stack = 77;
+  o.user_stack = kNoStack;
+  auto oo = std::get<OffCpuSample>(RoundTrip(o));
+  EXPECT_EQ(oo.duration_ns, 1'500'000u);
+  EXPECT_EQ(oo.kernel_stack, 77);
+  EXPECT_EQ(oo.user_stack, kNoStack);
+  EXPECT_EQ(oo.state, 1u);
+
+  StackSample s;
+  s.time_ns = 9;
+  s.tid = 8;
+  s.count = 1000;
+  s.period = 1000 * 1010101ull;
+  s.user_stack = 12;
+  auto so = std::get<StackSample>(RoundTrip(s));
+  EXPECT_EQ(so.count, 1000u);
+  EXPECT_EQ(so.period, s.period);
+  EXPECT_EQ(so.kernel_stack, kNoStack);
+  EXPECT_EQ(so.user_stack, 12);
+}
+
+TEST(RecordCodecTest, HeaderWithoutModeFieldsReadsAsDefaults) {
+  Header h;
+  h.mode = "wall";
+  h.backend = "bpf";
+  EXPECT_EQ(std::get<Header>(RoundTrip(h)).mode, "wall");
+  EXPECT_EQ(std::get<Header>(RoundTrip(h)).backend, "bpf");
+  // A version-1 header as written before the fields were appended.
+  std::string bytes;
+  EncodeRecord(Header{}, &bytes);
+  absl::string_view payload = absl::string_view(bytes).substr(kRecordPrefixSize);
+  payload.remove_suffix(8);  // two empty strings: two u32 lengths
+  auto old = DecodeRecord(static_cast<uint32_t>(RecordType::kHeader), payload);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(std::get<Header>(*old).mode, "");
+  EXPECT_EQ(std::get<Header>(*old).backend, "");
+}
+
 TEST(RecordCodecTest, UnknownTypeIsNotFound) {
   EXPECT_EQ(DecodeRecord(999, "").status().code(), absl::StatusCode::kNotFound);
 }

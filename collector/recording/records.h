@@ -34,6 +34,13 @@ struct Header {
   std::string boot_id;
   std::string target;               // "pid 1234", "command: ./app", ...
   std::string command_line;         // profcpu's own argv, for the log
+  // Appended fields (absent in older recordings, read as the defaults).
+  // What was measured: "cpu" (on-CPU samples), "offcpu" (time blocked),
+  // "wall" (both). Empty reads as "cpu".
+  std::string mode;
+  // Who sampled on-CPU stacks: "perf" (samples through perf ring buffers)
+  // or "bpf" (stacks counted in the kernel, collector/bpf/). Empty: "perf".
+  std::string backend;
 };
 
 // One stack sample. Call chains are leaf first, as perf delivers them, with
@@ -96,6 +103,10 @@ enum class LossReason : uint32_t {
   kSamplesDropped = 2,  // PERF_RECORD_LOST_SAMPLES: the kernel dropped samples
   kThrottled = 3,       // PERF_RECORD_THROTTLE: the kernel lowered the rate
   kCorrupt = 4,         // a record in the ring buffer could not be decoded
+  // The BPF collector (collector/bpf/):
+  kBpfRingBufferFull = 5,  // an off-CPU/sample event found the BPF ring buffer full
+  kStackLost = 6,          // a stack could not be stored (stack map full or hash collision)
+  kBpfMapFull = 7,         // a count, blocked thread or process did not fit its BPF map
 };
 
 struct Lost {
@@ -122,7 +133,52 @@ struct Finish {
   std::string stop_reason;  // "duration", "signal", "target exited"
 };
 
-using Record = std::variant<Header, Sample, Mmap, Comm, Fork, Exit, Lost, ProcessInfo, Finish>;
+// A call chain the BPF collector saw (a BPF stack map entry), written once,
+// before the first record that names it by `id`. Leaf first, raw addresses.
+struct StackTrace {
+  uint64_t time_ns = 0;
+  uint32_t id = 0;
+  bool kernel = false;    // kernel frames (else user frames)
+  bool truncated = false; // as deep as the stack map holds: may be cut
+  std::vector<uint64_t> ips;
+};
+
+// A stack id in an OffCpuSample or StackSample: none (not captured, e.g. a
+// kernel thread has no user stack, or the stack was lost).
+inline constexpr int32_t kNoStack = -1;
+
+// One stay off the CPU of a profiled thread (BPF on sched_switch): it
+// switched out at `time_ns - duration_ns` with these stacks and ran again at
+// `time_ns` (records are ordered by the time they became known).
+struct OffCpuSample {
+  uint64_t time_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t cpu = 0;    // the CPU it left
+  uint32_t state = 0;  // task state when it left (0 running = preempted, 1 S, 2 D, ...)
+  int32_t kernel_stack = kNoStack;
+  int32_t user_stack = kNoStack;
+};
+
+// On-CPU samples taken by the BPF backend: `count` samples of one thread
+// with these stacks, counted in the kernel over the interval ending at
+// `time_ns`; or a single sample taken at `time_ns` (count 1) when per-sample
+// timestamps were asked for. `period` is the sum of the samples' periods
+// (nanoseconds for cpu-clock and task-clock).
+struct StackSample {
+  uint64_t time_ns = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t cpu = 0;
+  uint64_t count = 0;
+  uint64_t period = 0;
+  int32_t kernel_stack = kNoStack;
+  int32_t user_stack = kNoStack;
+};
+
+using Record = std::variant<Header, Sample, Mmap, Comm, Fork, Exit, Lost, ProcessInfo, Finish,
+                            StackTrace, OffCpuSample, StackSample>;
 
 // Time of any record (Header: start time; ProcessInfo: when it was read).
 uint64_t RecordTime(const Record& record);
