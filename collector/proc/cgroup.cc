@@ -1,0 +1,60 @@
+#include "collector/proc/cgroup.h"
+
+#include <sys/vfs.h>
+#include <linux/magic.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "collector/base/file_io.h"
+
+namespace profcpu::collector {
+namespace {
+
+bool IsHex64(absl::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string CgroupV2Path(absl::string_view text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::ConsumePrefix(&line, "0::")) return std::string(line);
+  }
+  return "";
+}
+
+std::string ContainerIdFromCgroup(absl::string_view text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    size_t colon = line.rfind(':');
+    absl::string_view path = colon == absl::string_view::npos ? line : line.substr(colon + 1);
+    for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+      absl::ConsumeSuffix(&part, ".scope");
+      size_t dash = part.rfind('-');
+      absl::string_view id = dash == absl::string_view::npos ? part : part.substr(dash + 1);
+      if (IsHex64(id)) return std::string(id);
+    }
+  }
+  return "";
+}
+
+absl::StatusOr<std::string> ReadProcCgroup(pid_t pid, const std::string& proc) {
+  return base::ReadFileBounded(absl::StrCat(proc, "/", pid, "/cgroup"), 64 << 10);
+}
+
+absl::StatusOr<std::string> CgroupV2Mount() {
+  for (const char* path : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    struct statfs fs;
+    if (::statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC) return std::string(path);
+  }
+  return absl::NotFoundError(
+      "no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified; container profiling "
+      "needs cgroup v2 (mount it, or profile the container's processes with -pid)");
+}
+
+}  // namespace profcpu::collector
