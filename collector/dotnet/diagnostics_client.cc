@@ -82,7 +82,7 @@ absl::StatusOr<DiagnosticsTarget> FindDiagnosticsTarget(pid_t pid, const std::st
   if (!root.ok()) {
     if (absl::IsPermissionDenied(root.status())) {
       return absl::PermissionDeniedError(absl::StrCat(
-          root.status().message(), ": reading another user's process needs CAP_SYS_PTRACE"));
+          root.status().message(), "; reading another user's process needs CAP_SYS_PTRACE"));
     }
     return root.status();
   }

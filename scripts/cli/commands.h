@@ -15,6 +15,8 @@ inline constexpr int kExitUsage = 2;
 int RunCollect(const std::vector<std::string>& args);
 int RunRecord(const std::vector<std::string>& args);
 int RunPostprocess(const std::vector<std::string>& args);
+int RunPs(const std::vector<std::string>& args);
+int RunPerfmap(const std::vector<std::string>& args);
 
 }  // namespace profcpu::cli
 

@@ -20,6 +20,8 @@ constexpr char kUsage[] =
     "  collect      profile a running process: profcpu collect -pid PID [-duration SEC]\n"
     "  record       run a command and profile it: profcpu record -- CMD [ARGS...]\n"
     "  postprocess  rebuild a run folder's outputs: profcpu postprocess -dir DIR\n"
+    "  ps           list .NET processes: pids, container, runtime, perf maps on or off\n"
+    "  perfmap      turn a .NET 8+ process's perf map on or off: profcpu perfmap enable -pid N\n"
     "  version      print the version\n"
     "\n"
     "Run 'profcpu COMMAND --help' for a command's flags. Flags take one or two dashes\n"
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
   if (command == "collect") return RunCollect(args);
   if (command == "record") return RunRecord(args);
   if (command == "postprocess") return RunPostprocess(args);
+  if (command == "ps") return RunPs(args);
+  if (command == "perfmap") return RunPerfmap(args);
   if (command == "version" || command == "--version" || command == "-version") {
     std::printf("profcpu %s\n", kProfcpuVersion);
     return kExitOk;
