@@ -39,12 +39,13 @@ std::string ReadTrimmed(const char* path) {
   return text.ok() ? std::string(absl::StripAsciiWhitespace(*text)) : "";
 }
 
-recording::Header MakeHeader(const CollectionOptions& options, uint64_t start_ns) {
+recording::Header MakeHeader(const CollectionOptions& options, const SamplerOptions& sampler,
+                             uint64_t start_ns) {
   recording::Header h;
   h.profcpu_version = options.profcpu_version;
-  h.event_name = options.sampler.event.name;
-  h.event_type = options.sampler.event.type;
-  h.event_config = options.sampler.event.config;
+  h.event_name = sampler.event.name;
+  h.event_type = sampler.event.type;
+  h.event_config = sampler.event.config;
   h.frequency_mode = options.sampler.frequency_mode;
   h.sample_rate = options.sampler.rate;
   h.clock_id = CLOCK_MONOTONIC;
@@ -61,6 +62,8 @@ recording::Header MakeHeader(const CollectionOptions& options, uint64_t start_ns
   h.target = options.command.empty() ? absl::StrCat("pid ", options.pid)
                                      : absl::StrCat("command: ", absl::StrJoin(options.command, " "));
   h.command_line = options.command_line;
+  h.mode = std::string(ProfileModeName(options.profile.mode));
+  h.backend = std::string(SamplingBackendName(options.profile.backend));
   return h;
 }
 
@@ -128,6 +131,11 @@ uint64_t MonotonicNowNs() {
 absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   const bool command_mode = !options.command.empty();
   CollectionResult result;
+  // BPF first: when it cannot run here, fail before starting anything.
+  SamplerOptions sampler_options = options.sampler;
+  sampler_options.enable_on_exec = command_mode;
+  PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<BpfCollection> bpf,
+                           BpfCollection::Create(options.profile, &sampler_options));
   std::unique_ptr<CommandLauncher> launcher;
   if (command_mode) {
     PROFCPU_ASSIGN_OR_RETURN(launcher, CommandLauncher::Prepare(options.command));
@@ -146,8 +154,6 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     return writer->Write(record);
   });
 
-  SamplerOptions sampler_options = options.sampler;
-  sampler_options.enable_on_exec = command_mode;
   PROFCPU_ASSIGN_OR_RETURN(
       auto sampler, Sampler::Create(sampler_options, [&](recording::Record&& record) {
         if (auto* fork = std::get_if<recording::Fork>(&record); fork && fork->pid != fork->ppid) {
@@ -164,7 +170,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
       }));
 
   result.start_time_ns = MonotonicNowNs();
-  PROFCPU_RETURN_IF_ERROR(writer->Write(MakeHeader(options, result.start_time_ns)));
+  PROFCPU_RETURN_IF_ERROR(writer->Write(MakeHeader(options, sampler_options, result.start_time_ns)));
 
   auto root = base::RootDir::Open(absl::StrCat("/proc/", pid, "/root"));
   if (root.ok()) {
@@ -184,8 +190,10 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   if (command_mode) {
     result.processes.push_back(DescribeProcess(pid, result.start_time_ns));
     orderer.Add(result.processes.back());
+    if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, MonotonicNowNs()));
     PROFCPU_RETURN_IF_ERROR(launcher->Start());
   } else {
+    if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
     // Stamped with the start time, before any sample, so replay sees them first.
     SynthesizeExistingProcess(pid, result.start_time_ns, &orderer, &result);
   }
@@ -198,6 +206,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   while (true) {
     sampler->Wait(kPollIntervalMs);
     sampler->Drain();
+    if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->Poll(MonotonicNowNs(), /*final=*/false, &orderer));
     PROFCPU_RETURN_IF_ERROR(orderer.EndRound());
     uint64_t now = MonotonicNowNs();
     uint64_t elapsed = now - result.start_time_ns;
@@ -207,7 +216,8 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     }
     if (options.on_progress && now - last_progress >= kProgressIntervalNs) {
       options.on_progress({absl::Nanoseconds(static_cast<int64_t>(elapsed)), options.duration,
-                           sampler->counters().samples, sampler->counters().lost});
+                           sampler->counters().samples + (bpf ? bpf->samples() : 0),
+                           sampler->counters().lost + (bpf ? bpf->lost() : 0)});
       last_progress = now;
     }
     if (command_mode && launcher->Exited(&result.command_exit_code)) {
@@ -237,9 +247,15 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
 
   sampler->DisableAll();
   sampler->Drain();
+  if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->Poll(MonotonicNowNs(), /*final=*/true, &orderer));
   PROFCPU_RETURN_IF_ERROR(orderer.Flush());
   result.end_time_ns = MonotonicNowNs();
   result.counters = sampler->counters();
+  if (bpf) {
+    result.counters.samples += bpf->samples();
+    result.counters.lost += bpf->lost();
+    for (std::string& w : bpf->warnings()) result.warnings.push_back(std::move(w));
+  }
   result.kernel_stacks = sampler->kernel_stacks();
   for (const std::string& w : sampler->warnings()) result.warnings.push_back(w);
   recording::Finish finish;

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collector/base/rooted_open.h"
+#include "collector/bpf_collection.h"
 #include "collector/sampler.h"
 
 namespace profcpu::collector {
@@ -30,6 +31,8 @@ struct Progress {
 
 struct CollectionOptions {
   SamplerOptions sampler;
+  // What to measure (-mode) and who samples (-backend); see bpf_collection.h.
+  BpfCollectionOptions profile;
   pid_t pid = 0;                      // profile this running process ...
   std::vector<std::string> command;   // ... or start this command and profile it
   absl::Duration duration = absl::ZeroDuration();  // zero: no limit

@@ -100,6 +100,7 @@ absl::Status Sampler::AttachThread(pid_t tid) {
                                        with_kernel.message()));
     }
     if (!fd.ok()) return fd.status();
+    if (options_.on_event_opened) PROFCPU_RETURN_IF_ERROR(options_.on_event_opened(fd->get()));
     std::unique_ptr<RingBuffer>& buffer = buffers_[static_cast<size_t>(cpu)];
     if (buffer == nullptr) {
       PROFCPU_ASSIGN_OR_RETURN(buffer, RingBuffer::Map(fd->get(), options_.ring_buffer_pages));

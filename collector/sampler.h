@@ -31,6 +31,9 @@ struct SamplerOptions {
   size_t ring_buffer_pages = 256;  // per CPU, power of two
   // Events start disabled and turn on when the target calls exec (record mode).
   bool enable_on_exec = false;
+  // Called with each event opened, before it is used (the BPF backend
+  // attaches its sampling program here); an error stops the attach.
+  std::function<absl::Status(int event_fd)> on_event_opened;
 };
 
 struct SamplerCounters {

@@ -39,8 +39,13 @@ absl::Status FinishRun(const std::string& dir, const PipelineResult& result,
 std::string SummaryLine(const PipelineResult& result) {
   const fold::RecordingSummary& s = result.summary;
   std::string line = absl::StrCat(s.samples, " samples");
-  uint64_t lost = s.lost_ring_buffer + s.lost_dropped;
+  uint64_t lost = s.lost_ring_buffer + s.lost_dropped + s.lost_bpf_ring_buffer + s.lost_bpf_map_full;
   absl::StrAppend(&line, ", ", lost, " lost");
+  if (s.offcpu_samples > 0) {
+    absl::StrAppend(&line, " (", s.offcpu_samples, " off-CPU, ",
+                    absl::SixDigits(static_cast<double>(s.offcpu_ns) / 1e9), " s blocked)");
+  }
+  if (s.lost_stacks > 0) absl::StrAppend(&line, ", ", s.lost_stacks, " stacks lost");
   if (s.truncated_stacks > 0) absl::StrAppend(&line, ", ", s.truncated_stacks, " truncated stacks");
   absl::StrAppend(&line, ", ", result.unknown_frames_in_samples, " unknown frames");
   return line;

@@ -22,6 +22,8 @@ std::string FormatMetadataJson(const RunFacts& facts) {
       {"event", h.event_name},
       {h.frequency_mode ? "frequency_hz" : "period", h.sample_rate},
       {"callgraph", h.callgraph},
+      {"mode", s.mode},
+      {"backend", h.backend.empty() ? "perf" : h.backend},
       {"clock", h.clock_id == 1 ? "CLOCK_MONOTONIC" : std::to_string(h.clock_id)},
       {"start_time", absl::FormatTime(absl::RFC3339_full, absl::FromUnixNanos(h.start_realtime_ns),
                                       absl::UTCTimeZone())},
@@ -43,6 +45,14 @@ std::string FormatMetadataJson(const RunFacts& facts) {
                   {"truncated_stacks", s.truncated_stacks},
                   {"first_sample_monotonic_ns", s.first_sample_ns},
                   {"last_sample_monotonic_ns", s.last_sample_ns}};
+  if (s.mode != "cpu" || h.backend == "bpf") {
+    j["samples"]["weight"] = s.microseconds ? "microseconds" : s.weighted ? "samples" : "";
+    j["samples"]["offcpu_events"] = s.offcpu_samples;
+    j["samples"]["offcpu_seconds"] = static_cast<double>(s.offcpu_ns) / 1e9;
+    j["samples"]["lost_bpf_ring_buffer"] = s.lost_bpf_ring_buffer;
+    j["samples"]["lost_stacks"] = s.lost_stacks;
+    j["samples"]["lost_bpf_map_full"] = s.lost_bpf_map_full;
+  }
   if (facts.symbols != nullptr) {
     j["symbols"] = {{"distinct_locations", facts.symbols->requested},
                     {"resolved", facts.symbols->resolved},

@@ -69,6 +69,27 @@ uint64_t CountUnknownFrames(const fold::Profile& profile) {
 
 }  // namespace
 
+std::string ModeDescription(const fold::RecordingSummary& summary) {
+  const recording::Header& h = summary.header;
+  std::string sampling = absl::StrCat(h.event_name, ", ", h.sample_rate,
+                                      h.frequency_mode ? " Hz" : " period");
+  if (summary.mode == "offcpu") {
+    return "offcpu-time (sched_switch, BPF): period = microseconds off the CPU, stamped when "
+           "the thread blocked";
+  }
+  std::string counted = h.backend == "bpf" ? ", BPF backend" : "";
+  if (summary.mode == "wall") {
+    return absl::StrCat("wall-time: on-CPU samples (", sampling, counted,
+                        ") under [on-cpu] and off-CPU time (sched_switch, BPF) under [off-cpu]; "
+                        "period = microseconds");
+  }
+  if (h.backend == "bpf") {
+    return absl::StrCat(sampling, ", BPF backend: period = samples; without -timestamps "
+                        "stacks are counted in the kernel and each entry sums one second");
+  }
+  return sampling;
+}
+
 std::string LocalBootId() {
   auto text = base::ReadFileBounded("/proc/sys/kernel/random/boot_id", 128);
   return text.ok() ? std::string(absl::StripAsciiWhitespace(*text)) : "";
@@ -120,19 +141,26 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
   PROFCPU_RETURN_IF_ERROR(
       write(kSymbolsFile, symbolize::SerializeSnapshot(profile.symbols(), built.modules)));
 
-  fold::FoldedProfile folded = fold::FoldProfile(profile, fold::FoldOptions{});
+  // BPF counts and off-CPU time are weights carried as periods.
+  fold::FoldOptions fold_options;
+  fold_options.weight_by_period = built.summary.weighted;
+  fold::FoldedProfile folded = fold::FoldProfile(profile, fold_options);
   PROFCPU_RETURN_IF_ERROR(write(kFoldedFile, fold::FormatFolded(folded)));
 
   const recording::Header& header = built.summary.header;
   fold::PerfScriptHeader script_header;
   script_header.profcpu_version = header.profcpu_version;
   script_header.target = header.target;
-  script_header.event = absl::StrCat(header.event_name, ", ", header.sample_rate,
-                                     header.frequency_mode ? " Hz" : " period");
+  script_header.event = ModeDescription(built.summary);
   script_header.samples = built.summary.samples;
   script_header.losses = {{"ring buffer full", built.summary.lost_ring_buffer},
                           {"dropped by the kernel", built.summary.lost_dropped},
                           {"truncated stacks", built.summary.truncated_stacks}};
+  if (built.summary.header.backend == "bpf" || built.summary.mode != "cpu") {
+    script_header.losses.push_back({"BPF ring buffer full", built.summary.lost_bpf_ring_buffer});
+    script_header.losses.push_back({"stacks lost (BPF stack map)", built.summary.lost_stacks});
+    script_header.losses.push_back({"BPF map full", built.summary.lost_bpf_map_full});
+  }
   script_header.extra = {{"hostname", header.hostname}, {"os release", header.kernel_release}};
   fold::PerfScriptWriteOptions script_options;
   script_options.header = script_header;
@@ -142,6 +170,14 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
 
   render::FlameGraphOptions graph;
   graph.title = "CPU Flame Graph";
+  if (built.summary.mode == "offcpu") {
+    // Cool colours say "not running", as Brendan Gregg's off-CPU graphs do.
+    graph.title = "Off-CPU Time Flame Graph";
+    graph.palette = render::Palette::kBlue;
+  } else if (built.summary.mode == "wall") {
+    graph.title = "Wall-Clock Time Flame Graph ([on-cpu] and [off-cpu])";
+  }
+  if (built.summary.microseconds) graph.count_name = "microseconds";
   graph.subtitle = built.summary.header.target;
   PROFCPU_ASSIGN_OR_RETURN(std::string svg, render::RenderFlameGraph(folded, graph));
   PROFCPU_RETURN_IF_ERROR(write(kFlameGraphFile, svg));

@@ -35,6 +35,10 @@ struct PipelineResult {
 
 absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, RunLog* log);
 
+// What was measured, for perf_script.out's header: the event and rate, and
+// for BPF and off-CPU runs what the period field holds.
+std::string ModeDescription(const fold::RecordingSummary& summary);
+
 // This machine's boot id (kernel addresses are only meaningful within a boot).
 std::string LocalBootId();
 

@@ -1,0 +1,51 @@
+// Layouts shared by the BPF programs (profcpu.bpf.c, compiled for the BPF
+// target against vmlinux.h) and the user-space collector (bpf_session.cc).
+// Plain C, fixed-width fields, no padding holes: both compilers lay them out
+// alike.
+#ifndef PROFCPU_COLLECTOR_BPF_BPF_EVENTS_H_
+#define PROFCPU_COLLECTOR_BPF_BPF_EVENTS_H_
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+// What an entry of the `events` ring buffer is.
+#define PROFCPU_EVENT_OFFCPU 1  // a thread ran again after blocking
+#define PROFCPU_EVENT_SAMPLE 2  // one on-CPU sample (only with timestamps)
+
+struct profcpu_event {
+  __u32 kind;
+  __u32 pid;  // process (tgid)
+  __u32 tid;
+  __u32 cpu;
+  __u64 time_ns;  // CLOCK_MONOTONIC (bpf_ktime_get_ns)
+  __u64 value;    // OFFCPU: nanoseconds off the CPU; SAMPLE: the sample's period
+  __s32 kernel_stack;  // stack map ids; negative: none
+  __s32 user_stack;
+  __u32 state;  // OFFCPU: the task's state when it switched out
+  __u32 pad;
+};
+
+// Key and value of the `counts` map: on-CPU samples counted in the kernel.
+struct profcpu_count_key {
+  __u32 pid;
+  __u32 tid;
+  __u32 cpu;
+  __s32 kernel_stack;
+  __s32 user_stack;
+};
+
+struct profcpu_count_value {
+  __u64 count;
+  __u64 period;  // sum of the samples' periods (ns for cpu-clock)
+};
+
+// Indexes of the `losses` array in .bss.
+#define PROFCPU_LOSS_RINGBUF 0       // the events ring buffer was full
+#define PROFCPU_LOSS_STACK 1         // a stack could not be stored in the stack map
+#define PROFCPU_LOSS_COUNTS_FULL 2   // the counts map was full
+#define PROFCPU_LOSS_BLOCKED_FULL 3  // the blocked-threads map was full
+#define PROFCPU_LOSS_TGIDS_FULL 4    // a child process could not be tracked
+#define PROFCPU_LOSS_COUNT 5
+
+#endif  // PROFCPU_COLLECTOR_BPF_BPF_EVENTS_H_

@@ -1,0 +1,265 @@
+#include "collector/bpf/bpf_session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "collector/bpf/bpf_support.h"
+#include "collector/bpf/profcpu_bpf.skel.h"
+#include "collector/base/status_macros.h"
+
+namespace profcpu::collector {
+namespace {
+
+// The last words libbpf printed (its log goes through one global callback).
+constexpr size_t kMaxLibbpfLog = 16 << 10;
+std::mutex g_log_mutex;
+std::string* g_libbpf_log = new std::string;
+
+int CaptureLibbpfLog(libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[1024];
+  int n = std::vsnprintf(line, sizeof(line), format, args);
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_libbpf_log->append(line, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof(line) - 1));
+  if (g_libbpf_log->size() > kMaxLibbpfLog) {
+    g_libbpf_log->erase(0, g_libbpf_log->size() - kMaxLibbpfLog);
+  }
+  return n;
+}
+
+recording::LossReason LossReasonOf(int index) {
+  switch (index) {
+    case PROFCPU_LOSS_RINGBUF:
+      return recording::LossReason::kBpfRingBufferFull;
+    case PROFCPU_LOSS_STACK:
+      return recording::LossReason::kStackLost;
+    default:
+      return recording::LossReason::kBpfMapFull;
+  }
+}
+
+// Entries read per batch when draining the counts map.
+constexpr uint32_t kCountBatch = 1024;
+
+}  // namespace
+
+std::string BpfSession::LibbpfLog() {
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  return *g_libbpf_log;
+}
+
+absl::StatusOr<std::unique_ptr<BpfSession>> BpfSession::Open(const BpfOptions& options) {
+  BpfFacts facts = GatherBpfFacts();
+  std::string blocker = BpfBlocker(facts, options.what);
+  if (!blocker.empty()) {
+    // Unimplemented: this kernel lacks what is needed (as for a missing perf event).
+    return facts.has_btf && facts.kernel_major != 0 ? absl::PermissionDeniedError(blocker)
+                                                    : absl::UnimplementedError(blocker);
+  }
+  auto session = std::unique_ptr<BpfSession>(new BpfSession(options));
+  PROFCPU_RETURN_IF_ERROR(session->Load());
+  return session;
+}
+
+absl::Status BpfSession::Failure(int error, absl::string_view step) const {
+  std::string message = ExplainBpfFailure(GatherBpfFacts(), error, step, options_.what);
+  if (error == EPERM || error == EACCES) return absl::PermissionDeniedError(message);
+  if (error == EINVAL || error == ENOENT || error == EOPNOTSUPP || error == E2BIG) {
+    return absl::UnimplementedError(message);
+  }
+  return absl::InternalError(message);
+}
+
+absl::Status BpfSession::Load() {
+  libbpf_set_print(CaptureLibbpfLog);
+  skeleton_ = profcpu_bpf__open();
+  if (skeleton_ == nullptr) return Failure(errno, "open");
+  skeleton_->rodata->kernel_stacks = options_.kernel_stacks;
+  skeleton_->rodata->timestamps = options_.timestamps;
+  bpf_map__set_value_size(skeleton_->maps.stacks,
+                          static_cast<uint32_t>(options_.max_stack_depth) * sizeof(uint64_t));
+  bpf_map__set_max_entries(skeleton_->maps.stacks, options_.stack_map_entries);
+  // Maps a mode does not use shrink to one entry (hash maps are preallocated).
+  if (!options_.offcpu) {
+    bpf_program__set_autoload(skeleton_->progs.on_switch, false);
+    bpf_program__set_autoload(skeleton_->progs.on_fork, false);
+    bpf_program__set_autoload(skeleton_->progs.on_exit, false);
+    bpf_map__set_max_entries(skeleton_->maps.blocked, 1);
+    bpf_map__set_max_entries(skeleton_->maps.tgids, 1);
+  }
+  if (!options_.oncpu) bpf_program__set_autoload(skeleton_->progs.on_sample, false);
+  if (!options_.oncpu || options_.timestamps) bpf_map__set_max_entries(skeleton_->maps.counts, 1);
+  int err = profcpu_bpf__load(skeleton_);
+  if (err != 0) return Failure(-err, "load");
+  ring_ = ring_buffer__new(bpf_map__fd(skeleton_->maps.events), &BpfSession::OnEvent, this,
+                           nullptr);
+  if (ring_ == nullptr) return Failure(errno, "ring buffer setup");
+  stack_buffer_.resize(static_cast<size_t>(options_.max_stack_depth));
+  return absl::OkStatus();
+}
+
+BpfSession::~BpfSession() {
+  for (bpf_link* link : links_) bpf_link__destroy(link);
+  if (ring_ != nullptr) ring_buffer__free(ring_);
+  if (skeleton_ != nullptr) profcpu_bpf__destroy(skeleton_);
+}
+
+absl::Status BpfSession::TrackProcess(pid_t tgid) {
+  uint32_t key = static_cast<uint32_t>(tgid);
+  uint8_t one = 1;
+  if (bpf_map_update_elem(bpf_map__fd(skeleton_->maps.tgids), &key, &one, BPF_ANY) != 0) {
+    return Failure(errno, absl::StrCat("tracking of process ", tgid));
+  }
+  return absl::OkStatus();
+}
+
+void BpfSession::IgnoreStaysBefore(uint64_t time_ns) {
+  __atomic_store_n(&skeleton_->bss->min_start_ns, time_ns, __ATOMIC_RELAXED);
+}
+
+absl::Status BpfSession::AttachScheduler() {
+  for (bpf_program* program :
+       {skeleton_->progs.on_fork, skeleton_->progs.on_exit, skeleton_->progs.on_switch}) {
+    bpf_link* link = bpf_program__attach(program);
+    if (link == nullptr) {
+      return Failure(errno, absl::StrCat("attach to ", bpf_program__section_name(program)));
+    }
+    links_.push_back(link);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BpfSession::AttachToPerfEvent(int perf_event_fd) {
+  bpf_link* link = bpf_program__attach_perf_event(skeleton_->progs.on_sample, perf_event_fd);
+  if (link == nullptr) return Failure(errno, "attach to a perf event");
+  links_.push_back(link);
+  return absl::OkStatus();
+}
+
+void BpfSession::EmitStack(int32_t id, bool kernel, uint64_t time_ns, const Sink& sink) {
+  if (id < 0 || stacks_written_.contains(id)) return;
+  // Entries are never deleted or reused (no BPF_F_REUSE_STACKID), so an id
+  // names the same stack for the whole run: read it once.
+  std::fill(stack_buffer_.begin(), stack_buffer_.end(), 0);
+  if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.stacks), &id, stack_buffer_.data()) != 0) {
+    return;  // the record naming it counts as missing a stack at replay
+  }
+  stacks_written_.insert(id);
+  ++counters_.stacks;
+  recording::StackTrace trace;
+  trace.time_ns = time_ns;
+  trace.id = static_cast<uint32_t>(id);
+  trace.kernel = kernel;
+  for (uint64_t ip : stack_buffer_) {
+    if (ip == 0) break;  // the kernel zero-fills past the stack's depth
+    trace.ips.push_back(ip);
+  }
+  trace.truncated = trace.ips.size() == stack_buffer_.size();
+  sink(std::move(trace));
+}
+
+int BpfSession::OnEvent(void* context, void* data, size_t size) {
+  auto* self = static_cast<BpfSession*>(context);
+  if (size < sizeof(profcpu_event) || self->draining_sink_ == nullptr) return 0;
+  profcpu_event e;
+  std::memcpy(&e, data, sizeof(e));
+  const Sink& sink = *self->draining_sink_;
+  self->EmitStack(e.kernel_stack, /*kernel=*/true, e.time_ns, sink);
+  self->EmitStack(e.user_stack, /*kernel=*/false, e.time_ns, sink);
+  if (e.kind == PROFCPU_EVENT_OFFCPU) {
+    recording::OffCpuSample off;
+    off.time_ns = e.time_ns;
+    off.duration_ns = e.value;
+    off.pid = e.pid;
+    off.tid = e.tid;
+    off.cpu = e.cpu;
+    off.state = e.state;
+    off.kernel_stack = e.kernel_stack < 0 ? recording::kNoStack : e.kernel_stack;
+    off.user_stack = e.user_stack < 0 ? recording::kNoStack : e.user_stack;
+    ++self->counters_.offcpu_events;
+    sink(std::move(off));
+  } else if (e.kind == PROFCPU_EVENT_SAMPLE) {
+    recording::StackSample sample;
+    sample.time_ns = e.time_ns;
+    sample.pid = e.pid;
+    sample.tid = e.tid;
+    sample.cpu = e.cpu;
+    sample.count = 1;
+    sample.period = e.value;
+    sample.kernel_stack = e.kernel_stack < 0 ? recording::kNoStack : e.kernel_stack;
+    sample.user_stack = e.user_stack < 0 ? recording::kNoStack : e.user_stack;
+    ++self->counters_.samples;
+    sink(std::move(sample));
+  }
+  return 0;
+}
+
+void BpfSession::DrainEvents(const Sink& sink) {
+  draining_sink_ = &sink;
+  ring_buffer__consume(ring_);
+  draining_sink_ = nullptr;
+}
+
+absl::Status BpfSession::DrainCounts(uint64_t now_ns, const Sink& sink) {
+  if (!options_.oncpu || options_.timestamps) return absl::OkStatus();
+  int fd = bpf_map__fd(skeleton_->maps.counts);
+  std::vector<profcpu_count_key> keys(kCountBatch);
+  std::vector<profcpu_count_value> values(kCountBatch);
+  uint32_t token = 0;
+  bool first = true;
+  // Counts only grow (nothing deletes entries, so nothing races with the
+  // programs' increments): each read reports the growth since the last one.
+  while (true) {
+    uint32_t count = kCountBatch;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, keys.data(),
+                                   values.data(), &count, &opts);
+    if (err != 0 && err != -ENOENT) return Failure(-err, "read of the sample counts");
+    for (uint32_t i = 0; i < count; ++i) {
+      std::string key(reinterpret_cast<const char*>(&keys[i]), sizeof(profcpu_count_key));
+      profcpu_count_value& last = last_counts_[key];
+      if (values[i].count == last.count) continue;
+      const profcpu_count_key& k = keys[i];
+      EmitStack(k.kernel_stack, /*kernel=*/true, now_ns, sink);
+      EmitStack(k.user_stack, /*kernel=*/false, now_ns, sink);
+      recording::StackSample sample;
+      sample.time_ns = now_ns;
+      sample.pid = k.pid;
+      sample.tid = k.tid;
+      sample.cpu = k.cpu;
+      sample.count = values[i].count - last.count;
+      sample.period = values[i].period - last.period;
+      sample.kernel_stack = k.kernel_stack < 0 ? recording::kNoStack : k.kernel_stack;
+      sample.user_stack = k.user_stack < 0 ? recording::kNoStack : k.user_stack;
+      counters_.samples += sample.count;
+      last = values[i];
+      sink(std::move(sample));
+    }
+    if (err == -ENOENT) break;
+    first = false;
+  }
+  return absl::OkStatus();
+}
+
+void BpfSession::DrainLosses(uint64_t now_ns, const Sink& sink) {
+  for (int i = 0; i < PROFCPU_LOSS_COUNT; ++i) {
+    uint64_t total = __atomic_load_n(&skeleton_->bss->losses[i], __ATOMIC_RELAXED);
+    counters_.losses[i] = total;
+    if (total == losses_reported_[i]) continue;
+    recording::Lost lost;
+    lost.time_ns = now_ns;
+    lost.count = total - losses_reported_[i];
+    lost.reason = LossReasonOf(i);
+    losses_reported_[i] = total;
+    sink(std::move(lost));
+  }
+}
+
+}  // namespace profcpu::collector

@@ -1,0 +1,106 @@
+// The BPF side of collection (libbpf, the bpftool skeleton of
+// profcpu.bpf.c): opens, sizes, loads and attaches the programs, then turns
+// what they record into recording records: StackTrace (each stack map entry
+// once, before the first record naming it), OffCpuSample, StackSample.
+// Lifecycle as in libbpf-bootstrap: open, configure (read-only data, map
+// sizes, which programs load), load (CO-RE relocation against the kernel's
+// BTF, verification), attach; links and the skeleton are released on
+// destruction, which detaches everything.
+#ifndef PROFCPU_COLLECTOR_BPF_BPF_SESSION_H_
+#define PROFCPU_COLLECTOR_BPF_BPF_SESSION_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "collector/bpf/bpf_events.h"
+#include "collector/recording/records.h"
+
+struct profcpu_bpf;
+struct bpf_link;
+struct ring_buffer;
+
+namespace profcpu::collector {
+
+struct BpfOptions {
+  bool offcpu = false;      // scheduler programs: time off the CPU
+  bool oncpu = false;       // the perf_event program, attached to sampling events
+  bool timestamps = false;  // on-CPU: one event per sample instead of counts
+  bool kernel_stacks = true;
+  int max_stack_depth = 127;  // at most kernel.perf_event_max_stack
+  uint32_t stack_map_entries = 16384;
+  // Names the mode in messages ("-mode offcpu", "-backend bpf").
+  std::string what = "BPF collection";
+};
+
+struct BpfCounters {
+  uint64_t offcpu_events = 0;
+  uint64_t samples = 0;  // on-CPU samples (counted or timestamped)
+  uint64_t stacks = 0;   // distinct stacks written
+  uint64_t losses[PROFCPU_LOSS_COUNT] = {};
+};
+
+class BpfSession {
+ public:
+  using Sink = std::function<void(recording::Record&&)>;
+
+  // Errors say what is missing and what to do (bpf_support.h): Unimplemented
+  // when the kernel lacks something, PermissionDenied for capabilities,
+  // seccomp or lockdown, Internal otherwise.
+  static absl::StatusOr<std::unique_ptr<BpfSession>> Open(const BpfOptions& options);
+  ~BpfSession();
+  BpfSession(const BpfSession&) = delete;
+  BpfSession& operator=(const BpfSession&) = delete;
+
+  // Profiles the threads of process `tgid` and of processes it starts.
+  absl::Status TrackProcess(pid_t tgid);
+  // Off-CPU stays that began before `time_ns` (CLOCK_MONOTONIC) are dropped.
+  void IgnoreStaysBefore(uint64_t time_ns);
+  // Attaches the off-CPU programs (sched_switch, fork, exit).
+  absl::Status AttachScheduler();
+  // Attaches the sampling program to a perf event (one of the Sampler's).
+  absl::Status AttachToPerfEvent(int perf_event_fd);
+
+  // Turns every event in the ring buffer into records.
+  void DrainEvents(const Sink& sink);
+  // Emits a StackSample for every (thread, CPU, stacks) whose count grew
+  // since the last call, stamped `now_ns`.
+  absl::Status DrainCounts(uint64_t now_ns, const Sink& sink);
+  // Emits Lost records for losses counted since the last call.
+  void DrainLosses(uint64_t now_ns, const Sink& sink);
+
+  const BpfCounters& counters() const { return counters_; }
+  // What libbpf said while loading (the verifier's log on failure).
+  static std::string LibbpfLog();
+
+ private:
+  explicit BpfSession(const BpfOptions& options) : options_(options) {}
+  absl::Status Load();
+  absl::Status Failure(int error, absl::string_view step) const;
+  // Writes StackTrace records for ids not written yet.
+  void EmitStack(int32_t id, bool kernel, uint64_t time_ns, const Sink& sink);
+  static int OnEvent(void* context, void* data, size_t size);
+
+  BpfOptions options_;
+  profcpu_bpf* skeleton_ = nullptr;
+  ring_buffer* ring_ = nullptr;
+  std::vector<bpf_link*> links_;
+  absl::flat_hash_set<int32_t> stacks_written_;
+  std::vector<uint64_t> stack_buffer_;
+  // Counts read last time, by the key's bytes.
+  absl::flat_hash_map<std::string, profcpu_count_value> last_counts_;
+  uint64_t losses_reported_[PROFCPU_LOSS_COUNT] = {};
+  BpfCounters counters_;
+  const Sink* draining_sink_ = nullptr;  // set while DrainEvents runs
+};
+
+}  // namespace profcpu::collector
+
+#endif  // PROFCPU_COLLECTOR_BPF_BPF_SESSION_H_

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+// profcpu's BPF programs, compiled once (CO-RE: field offsets are relocated
+// against the running kernel's BTF by libbpf at load time) and embedded in
+// the profcpu binary as a bpftool skeleton (cmake/Bpf.cmake).
+//
+//  - on_switch (tp_btf/sched_switch): for threads of the profiled processes,
+//    the time from switching out to running again, with the stacks they
+//    switched out with: an off-CPU profile. One ring-buffer event per stay.
+//  - on_fork / on_exit: keep the set of profiled processes (the target and
+//    every process it starts) current without a round trip to user space.
+//  - on_sample (perf_event): attached to the sampler's cpu-clock events;
+//    counts (thread, kernel stack, user stack) in a hash map so the cost per
+//    sample is a stack walk and a map update, whatever the frequency. Returns
+//    0 so perf writes no sample record of its own.
+//
+// The helpers used need a GPL-compatible license (bpf_get_stackid is GPL-only).
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "collector/bpf/bpf_events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EEXIST 17
+#define ENOMEM 12
+#define E2BIG 7
+// include/linux/sched.h: the final switch of an exiting task.
+#define TASK_DEAD 0x80
+
+// Frames between a tracepoint's caller and a tp_btf program's helper call:
+// the program itself and bpf_trace_run<N> (kernel/trace/bpf_trace.c; the
+// __bpf_trace_<event> stub tail-calls it).
+#define kSwitchGlueFrames 2
+
+// Set by user space before loading (read-only to the programs).
+const volatile bool kernel_stacks = true;
+const volatile bool timestamps = false;
+
+// Counters user space reads (memory-mapped .bss).
+__u64 losses[PROFCPU_LOSS_COUNT];
+// Stays that began before this time are not reported (user space sets it
+// when a started command is released: its wait for that is not its own).
+__u64 min_start_ns;
+
+// Sizes are placeholders: user space sets them before loading.
+struct {
+  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, 127 * sizeof(__u64));
+  __uint(max_entries, 16384);
+} stacks SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __type(key, __u32);  // tgid
+  __type(value, __u8);
+  __uint(max_entries, 16384);
+} tgids SEC(".maps");
+
+struct blocked {
+  __u64 start_ns;
+  __s32 kernel_stack;
+  __s32 user_stack;
+  __u32 state;
+  __u32 cpu;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __type(key, __u32);  // tid
+  __type(value, struct blocked);
+  __uint(max_entries, 65536);
+} blocked SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __type(key, struct profcpu_count_key);
+  __type(value, struct profcpu_count_value);
+  __uint(max_entries, 65536);
+} counts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+static __always_inline void count_loss(int reason) {
+  __sync_fetch_and_add(&losses[reason], 1);
+}
+
+// A stack id, or -1 when there is none to take (a kernel thread's user
+// stack, the kernel stack of a sample taken in user mode); lost stacks
+// (a full map, a hash collision) are counted.
+static __always_inline __s32 stack_id(void *ctx, __u64 flags) {
+  long id = bpf_get_stackid(ctx, &stacks, flags);
+  if (id >= 0) return (__s32)id;
+  if (id == -EEXIST || id == -ENOMEM || id == -E2BIG) count_loss(PROFCPU_LOSS_STACK);
+  return -1;
+}
+
+// task_struct::state was renamed __state in Linux 5.14.
+struct task_struct___pre_5_14 {
+  long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *task) {
+  if (bpf_core_field_exists(task->__state)) return BPF_CORE_READ(task, __state);
+  return (__u32)BPF_CORE_READ((struct task_struct___pre_5_14 *)task, state);
+}
+
+static __always_inline bool tracked(__u32 tgid) {
+  return tgid != 0 && bpf_map_lookup_elem(&tgids, &tgid) != NULL;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
+  __u64 now = bpf_ktime_get_ns();
+  __u32 prev_tid = BPF_CORE_READ(prev, pid);
+  // The tracepoint runs in the context of `prev`, so the stacks taken here
+  // are the ones it blocks with.
+  if (tracked(BPF_CORE_READ(prev, tgid))) {
+    __u32 state = task_state(prev);
+    if (!(state & TASK_DEAD)) {
+      struct blocked b = {};
+      b.start_ns = now;
+      b.state = state;
+      b.cpu = bpf_get_smp_processor_id();
+      // Skip the two frames of the tracing glue above __schedule (this
+      // program and bpf_trace_run4) so stacks end where the thread slept.
+      b.kernel_stack = kernel_stacks ? stack_id(ctx, kSwitchGlueFrames & BPF_F_SKIP_FIELD_MASK) : -1;
+      b.user_stack = stack_id(ctx, BPF_F_USER_STACK);
+      if (bpf_map_update_elem(&blocked, &prev_tid, &b, BPF_ANY) != 0) {
+        count_loss(PROFCPU_LOSS_BLOCKED_FULL);
+      }
+    }
+  }
+
+  __u32 next_tid = BPF_CORE_READ(next, pid);
+  struct blocked *b = bpf_map_lookup_elem(&blocked, &next_tid);
+  if (b == NULL) return 0;
+  if (b->start_ns < min_start_ns) {
+    bpf_map_delete_elem(&blocked, &next_tid);
+    return 0;
+  }
+  struct profcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (e == NULL) {
+    count_loss(PROFCPU_LOSS_RINGBUF);
+  } else {
+    e->kind = PROFCPU_EVENT_OFFCPU;
+    e->pid = BPF_CORE_READ(next, tgid);
+    e->tid = next_tid;
+    e->cpu = b->cpu;
+    e->time_ns = now;
+    e->value = now - b->start_ns;
+    e->kernel_stack = b->kernel_stack;
+    e->user_stack = b->user_stack;
+    e->state = b->state;
+    e->pad = 0;
+    bpf_ringbuf_submit(e, 0);
+  }
+  bpf_map_delete_elem(&blocked, &next_tid);
+  return 0;
+}
+
+// A process started by a profiled one is profiled too (as perf's inherited
+// events follow it).
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child) {
+  __u32 parent_tgid = BPF_CORE_READ(parent, tgid);
+  __u32 child_tgid = BPF_CORE_READ(child, tgid);
+  if (child_tgid == parent_tgid || !tracked(parent_tgid)) return 0;
+  __u8 one = 1;
+  if (bpf_map_update_elem(&tgids, &child_tgid, &one, BPF_ANY) != 0) {
+    count_loss(PROFCPU_LOSS_TGIDS_FULL);
+  }
+  return 0;
+}
+
+// When a profiled process's last thread exits its pid may be reused: forget it.
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task) {
+  __u32 tid = BPF_CORE_READ(task, pid);
+  bpf_map_delete_elem(&blocked, &tid);
+  if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+    __u32 tgid = BPF_CORE_READ(task, tgid);
+    bpf_map_delete_elem(&tgids, &tgid);
+  }
+  return 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  struct profcpu_count_key key = {};
+  key.pid = id >> 32;
+  key.tid = (__u32)id;
+  key.cpu = bpf_get_smp_processor_id();
+  key.kernel_stack = kernel_stacks ? stack_id(ctx, 0) : -1;
+  key.user_stack = stack_id(ctx, BPF_F_USER_STACK);
+  __u64 period = ctx->sample_period;
+
+  if (timestamps) {
+    struct profcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+    if (e == NULL) {
+      count_loss(PROFCPU_LOSS_RINGBUF);
+      return 0;
+    }
+    e->kind = PROFCPU_EVENT_SAMPLE;
+    e->pid = key.pid;
+    e->tid = key.tid;
+    e->cpu = key.cpu;
+    e->time_ns = bpf_ktime_get_ns();
+    e->value = period;
+    e->kernel_stack = key.kernel_stack;
+    e->user_stack = key.user_stack;
+    e->state = 0;
+    e->pad = 0;
+    bpf_ringbuf_submit(e, 0);
+    return 0;
+  }
+
+  struct profcpu_count_value *value = bpf_map_lookup_elem(&counts, &key);
+  if (value == NULL) {
+    struct profcpu_count_value first = {1, period};
+    // Another CPU may have added the key meanwhile: then count into it.
+    if (bpf_map_update_elem(&counts, &key, &first, BPF_NOEXIST) == 0) return 0;
+    value = bpf_map_lookup_elem(&counts, &key);
+    if (value == NULL) {
+      count_loss(PROFCPU_LOSS_COUNTS_FULL);
+      return 0;
+    }
+  }
+  __sync_fetch_and_add(&value->count, 1);
+  __sync_fetch_and_add(&value->period, period);
+  return 0;
+}

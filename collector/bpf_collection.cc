@@ -1,0 +1,104 @@
+#include "collector/bpf_collection.h"
+
+#include <linux/perf_event.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "collector/base/status_macros.h"
+#include "collector/perf/perf_event.h"
+
+namespace profcpu::collector {
+namespace {
+
+// How often in-kernel counts are read: a flat cost however high the
+// frequency, and the time resolution of counted samples.
+constexpr uint64_t kCountIntervalNs = 1'000'000'000;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
+    const BpfCollectionOptions& options, SamplerOptions* sampler) {
+  const bool offcpu = options.mode != ProfileMode::kCpu;
+  const bool oncpu = options.mode != ProfileMode::kOffCpu && options.backend == SamplingBackend::kBpf;
+  if (!offcpu && !oncpu) return nullptr;
+
+  BpfOptions bpf;
+  bpf.offcpu = offcpu;
+  bpf.oncpu = oncpu;
+  bpf.timestamps = options.timestamps;
+  bpf.kernel_stacks = sampler->kernel_stacks;
+  // The stack map refuses a depth above kernel.perf_event_max_stack.
+  bpf.max_stack_depth = std::clamp(PerfEventMaxStack(), 1, 127);
+  bpf.what = oncpu && !offcpu ? "-backend bpf"
+                              : absl::StrCat("-mode ", ProfileModeName(options.mode));
+  PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<BpfSession> session, BpfSession::Open(bpf));
+  if (offcpu) PROFCPU_RETURN_IF_ERROR(session->AttachScheduler());
+
+  if (options.mode == ProfileMode::kOffCpu) {
+    // Tracking only: the software "dummy" event never samples but carries
+    // the mmap, comm and task records replay needs (perf does the same).
+    sampler->event = EventSpec{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, false};
+  }
+  auto collection = std::unique_ptr<BpfCollection>(new BpfCollection(options, std::move(session)));
+  if (oncpu) {
+    BpfSession* raw = collection->session_.get();
+    sampler->on_event_opened = [raw](int fd) { return raw->AttachToPerfEvent(fd); };
+  }
+  return collection;
+}
+
+absl::Status BpfCollection::TrackProcess(pid_t pid, uint64_t since_ns) {
+  if (options_.mode == ProfileMode::kCpu) return absl::OkStatus();
+  session_->IgnoreStaysBefore(since_ns);
+  return session_->TrackProcess(pid);
+}
+
+absl::Status BpfCollection::Poll(uint64_t now_ns, bool final, RecordOrderer* orderer) {
+  auto sink = [orderer](recording::Record&& record) { orderer->Add(std::move(record)); };
+  session_->DrainEvents(sink);
+  if (final || now_ns - last_counts_ns_ >= kCountIntervalNs) {
+    PROFCPU_RETURN_IF_ERROR(session_->DrainCounts(now_ns, sink));
+    session_->DrainLosses(now_ns, sink);
+    last_counts_ns_ = now_ns;
+  }
+  return absl::OkStatus();
+}
+
+uint64_t BpfCollection::samples() const {
+  return session_->counters().samples + session_->counters().offcpu_events;
+}
+
+uint64_t BpfCollection::lost() const {
+  const BpfCounters& c = session_->counters();
+  return c.losses[PROFCPU_LOSS_RINGBUF] + c.losses[PROFCPU_LOSS_COUNTS_FULL];
+}
+
+std::vector<std::string> BpfCollection::warnings() const {
+  const BpfCounters& c = session_->counters();
+  std::vector<std::string> warnings;
+  if (c.losses[PROFCPU_LOSS_RINGBUF] > 0) {
+    warnings.push_back(absl::StrCat(c.losses[PROFCPU_LOSS_RINGBUF],
+                                    " BPF events were lost because the BPF ring buffer was full "
+                                    "(profcpu did not keep up)"));
+  }
+  if (c.losses[PROFCPU_LOSS_STACK] > 0) {
+    warnings.push_back(absl::StrCat(c.losses[PROFCPU_LOSS_STACK],
+                                    " stacks could not be stored in the BPF stack map (full, or "
+                                    "a hash collision); those samples show no stack"));
+  }
+  if (c.losses[PROFCPU_LOSS_COUNTS_FULL] > 0) {
+    warnings.push_back(absl::StrCat(c.losses[PROFCPU_LOSS_COUNTS_FULL],
+                                    " samples were lost because the BPF count map was full "
+                                    "(too many distinct thread/stack pairs): use a shorter "
+                                    "-duration or -backend perf"));
+  }
+  uint64_t maps = c.losses[PROFCPU_LOSS_BLOCKED_FULL] + c.losses[PROFCPU_LOSS_TGIDS_FULL];
+  if (maps > 0) {
+    warnings.push_back(absl::StrCat(maps, " off-CPU events were lost because a BPF map of "
+                                          "blocked threads or profiled processes was full"));
+  }
+  return warnings;
+}
+
+}  // namespace profcpu::collector

@@ -1,0 +1,72 @@
+// The BPF half of a collection (collection.h): decides from the mode and
+// backend what the BPF programs do and what the perf sampler still does,
+// then feeds BPF records into the same recording, in time order, as the
+// sampler's. The sampler keeps its per-thread inherited events in every mode:
+// their MMAP2/COMM/FORK/EXIT records drive normalization at replay, so BPF
+// stacks are symbolized exactly like perf samples (same JIT, container and
+// symbol path).
+//   -mode offcpu:   sampler on a "dummy" event (tracking only, no samples),
+//                   BPF on sched_switch.
+//   -backend bpf:   sampler on the sampling event, the BPF program attached to
+//                   each of its events counts stacks in the kernel.
+//   -mode wall:     both halves.
+#ifndef PROFCPU_COLLECTOR_BPF_COLLECTION_H_
+#define PROFCPU_COLLECTOR_BPF_COLLECTION_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collector/bpf/bpf_session.h"
+#include "collector/profile_mode.h"
+#include "collector/record_orderer.h"
+#include "collector/sampler.h"
+
+namespace profcpu::collector {
+
+struct BpfCollectionOptions {
+  ProfileMode mode = ProfileMode::kCpu;
+  SamplingBackend backend = SamplingBackend::kPerf;
+  // -backend bpf: one timestamped event per sample instead of in-kernel counts.
+  bool timestamps = false;
+};
+
+class BpfCollection {
+ public:
+  // nullptr when the mode and backend need no BPF. Otherwise loads the
+  // programs (errors say what is missing: bpf_support.h) and adapts
+  // `sampler` (its event and its per-event hook) to the mode.
+  static absl::StatusOr<std::unique_ptr<BpfCollection>> Create(const BpfCollectionOptions& options,
+                                                               SamplerOptions* sampler);
+
+  // Starts recording the off-CPU time of process `pid` and its children,
+  // from `since_ns` on (CLOCK_MONOTONIC): a started command is tracked before
+  // profcpu releases it, so its first children are not missed, but its wait
+  // for that release is not its own off-CPU time.
+  absl::Status TrackProcess(pid_t pid, uint64_t since_ns);
+  // Moves what the programs recorded into `orderer`: ring-buffer events on
+  // every call, counts and losses once a second (and when `final`).
+  absl::Status Poll(uint64_t now_ns, bool final, RecordOrderer* orderer);
+
+  // Samples (on-CPU, counted or not) and off-CPU events recorded so far.
+  uint64_t samples() const;
+  // Samples and events lost for want of room in BPF maps or ring buffer.
+  uint64_t lost() const;
+  std::vector<std::string> warnings() const;
+
+ private:
+  BpfCollection(const BpfCollectionOptions& options, std::unique_ptr<BpfSession> session)
+      : options_(options), session_(std::move(session)) {}
+
+  BpfCollectionOptions options_;
+  std::unique_ptr<BpfSession> session_;
+  uint64_t last_counts_ns_ = 0;
+};
+
+}  // namespace profcpu::collector
+
+#endif  // PROFCPU_COLLECTOR_BPF_COLLECTION_H_
