@@ -1,6 +1,7 @@
 #include "collector/dotnet/process_survey.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -13,6 +14,30 @@
 #include "collector/proc/process_environment.h"
 
 namespace profcpu::collector::dotnet {
+
+namespace {
+
+// Whether any of the process's open files is one of `paths` (as it sees them).
+bool HoldsOpen(pid_t pid, const std::string& proc, const std::vector<std::string>& paths) {
+  std::string fd_dir = absl::StrCat(proc, "/", pid, "/fd");
+  DIR* dir = ::opendir(fd_dir.c_str());
+  if (dir == nullptr) return false;
+  bool found = false;
+  char target[4096];
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    ssize_t n = ::readlink(absl::StrCat(fd_dir, "/", entry->d_name).c_str(), target,
+                           sizeof(target) - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    for (const std::string& path : paths) found |= path == target;
+    if (found) break;
+  }
+  ::closedir(dir);
+  return found;
+}
+
+}  // namespace
 
 std::vector<pid_t> ListPids(const std::string& proc) {
   std::vector<pid_t> pids;
@@ -49,15 +74,13 @@ absl::StatusOr<ProcessSummary> SurveyProcess(pid_t pid, bool ask_runtime,
   s.is_dotnet = true;
   auto env = ProcessEnvironment::Read(pid, proc);
   if (env.ok()) {
-    auto enabled = env->DotnetPerfMapEnabled();
-    bool on = enabled.has_value() && *enabled != "0";
-    if (!on) {
-      // Perf maps turned on at run time leave their file behind.
-      std::string map = absl::StrCat(env->DotnetPerfMapDirectory(), "/perf-",
-                                     s.namespace_pids.back(), ".map");
-      on = target->root->OpenPath(map).ok();
-    }
-    s.perf_map_on = on;
+    // On means the runtime holds its perf map or jitdump open now: the
+    // environment says nothing of maps turned on or off at run time, and
+    // the files stay behind after they are turned off.
+    std::string dir = env->DotnetPerfMapDirectory();
+    uint32_t self = s.namespace_pids.back();
+    s.perf_map_on = HoldsOpen(pid, proc, {absl::StrCat(dir, "/perf-", self, ".map"),
+                                          absl::StrCat(dir, "/jit-", self, ".dump")});
   }
   if (ask_runtime) {
     auto info = QueryProcessInfo(*target);

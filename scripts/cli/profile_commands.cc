@@ -22,6 +22,7 @@
 #include "scripts/cli/jit_files.h"
 #include "scripts/cli/live_status.h"
 #include "scripts/cli/output_dir.h"
+#include "scripts/cli/perfmap_session.h"
 #include "scripts/cli/pipeline.h"
 #include "scripts/cli/process_files.h"
 #include "scripts/cli/run_log.h"
@@ -59,6 +60,9 @@ void AddSamplingFlags(FlagSet* flags) {
   flags->Add("event", "NAME", "cpu-clock",
              "sampling event: cpu-clock (works everywhere), task-clock, or a hardware event "
              "such as cycles or instructions where the CPU has a PMU");
+  flags->Add("perfmap", "MODE", "auto",
+             "auto: turn a .NET 8+ target's perf maps on for the run and off after (record: "
+             "start the command with DOTNET_PerfMapEnabled=1); off: leave them as they are");
   flags->Add("mmap-pages", "N", "256",
              "ring buffer size per CPU in 4 KiB pages, a power of two; raise it if samples "
              "are lost at high frequencies");
@@ -103,6 +107,16 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
   return absl::OkStatus();
 }
 
+// -perfmap auto|off: whether profcpu turns .NET perf maps on for the run.
+absl::StatusOr<bool> ReadPerfMapFlag(const FlagSet& flags) {
+  std::string mode = flags.String("perfmap");
+  if (mode != "auto" && mode != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("-perfmap must be auto or off, got '", mode, "'"));
+  }
+  return mode == "auto";
+}
+
 // Errors that stop collection before any sample was taken.
 bool IsStartupError(const absl::Status& error) {
   return absl::IsNotFound(error) || absl::IsPermissionDenied(error) ||
@@ -119,7 +133,7 @@ void RemoveRunDirectory(const std::string& dir) {
 // Samples as `options` say into a new run folder under `out`, builds every
 // output, prints the folder's path. Shared by collect and record.
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
-                      const std::vector<std::string>& argv) {
+                      const std::vector<std::string>& argv, bool manage_perfmaps) {
   auto run_dir = CreateRunDirectory(out, std::time(nullptr));
   if (!run_dir.ok()) return Fail(run_dir.status().message());
   RunLog log;
@@ -143,9 +157,14 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
                options.duration > absl::ZeroDuration()
                    ? absl::StrCat(" for ", absl::FormatDuration(options.duration)).c_str()
                    : "");
+  PerfMapSession perfmaps;
+  if (manage_perfmaps && options.command.empty()) {
+    perfmaps = PerfMapSession::Start({options.pid}, &log);
+  }
   InstallStopHandlers();
   auto collected = collector::Collect(options);
   RestoreDefaultHandlers();
+  perfmaps.Finish(&log);
   status_line.Finish();
   if (!collected.ok()) {
     const absl::Status& error = collected.status();
@@ -251,7 +270,9 @@ int RunCollect(const std::vector<std::string>& args) {
   }
   std::vector<std::string> argv = {"profcpu", "collect"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return ProfileIntoNewRun(options, flags.String("out"), argv);
+  auto manage_perfmaps = ReadPerfMapFlag(flags);
+  if (!manage_perfmaps.ok()) return UsageError(flags, manage_perfmaps.status().message());
+  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps);
 }
 
 int RunRecord(const std::vector<std::string>& args) {
@@ -273,9 +294,14 @@ int RunRecord(const std::vector<std::string>& args) {
   if (absl::Status s = ReadSamplingFlags(flags, &options); !s.ok()) {
     return UsageError(flags, s.message());
   }
+  auto manage_perfmaps = ReadPerfMapFlag(flags);
+  if (!manage_perfmaps.ok()) return UsageError(flags, manage_perfmaps.status().message());
+  // A .NET command started here writes perf maps from its first method on
+  // (unless its environment already says otherwise).
+  if (*manage_perfmaps) ::setenv("DOTNET_PerfMapEnabled", "1", /*overwrite=*/0);
   std::vector<std::string> argv = {"profcpu", "record"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return ProfileIntoNewRun(options, flags.String("out"), argv);
+  return ProfileIntoNewRun(options, flags.String("out"), argv, /*manage_perfmaps=*/false);
 }
 
 }  // namespace profcpu::cli
