@@ -22,9 +22,10 @@ struct FlameGraphLayout {
   double pixels_per_count = 0;
   bool inverted = false;
 
-  // `levels`: stack levels drawn, the root included. `total`: the root's count.
+  // `levels`: stack levels drawn, the root included. `full_count`: the count
+  // that spans the whole width (the root's, or flamegraph.pl's --total).
   static FlameGraphLayout Compute(const FlameGraphOptions& options, uint32_t levels,
-                                  uint64_t total) {
+                                  double full_count) {
     FlameGraphLayout layout;
     const double top_pad = options.font_size * 3;  // the title line
     const double subtitle_pad = options.subtitle.empty() ? 0 : options.font_size * 2;
@@ -34,7 +35,7 @@ struct FlameGraphLayout {
     layout.bottom_pad = options.font_size * 2 + 10;
     layout.frames_top = top_pad + subtitle_pad;
     layout.height = levels * layout.frame_height + layout.frames_top + layout.bottom_pad;
-    layout.pixels_per_count = total == 0 ? 0 : layout.drawable_width / static_cast<double>(total);
+    layout.pixels_per_count = full_count <= 0 ? 0 : layout.drawable_width / full_count;
     layout.inverted = options.inverted;
     return layout;
   }

@@ -52,6 +52,17 @@ absl::Status ValidateFlameGraphOptions(const FlameGraphOptions& options) {
   if (options.search_color.empty() || !OnlyCharacters(options.search_color, "#(),. %")) {
     return Invalid("search color", "must be a CSS colour such as #e600e6 or rgb(230,0,230)");
   }
+  if (!std::isfinite(options.total) || options.total < 0) {
+    return Invalid("total", absl::StrCat(options.total, " is negative or not a number"));
+  }
+  if (!std::isfinite(options.factor) || options.factor <= 0 || options.factor > 1e12) {
+    return Invalid("factor", absl::StrCat(options.factor, " is not in (0, 1e12]"));
+  }
+  if (!options.bg_colors.empty()) {
+    if (absl::Status status = ParseBackground(options.bg_colors).status(); !status.ok()) {
+      return Invalid("bgcolors", status.message());
+    }
+  }
   return absl::OkStatus();
 }
 

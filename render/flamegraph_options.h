@@ -1,7 +1,5 @@
-// What a flame graph looks like. Defaults are flamegraph.pl's, so a graph
-// rendered with no options looks like the one users know. The struct grows
-// with flamegraph.pl's remaining options (reverse, flamechart, negate, total,
-// factor, differential counts, the name-based palettes).
+// What a flame graph looks like: flamegraph.pl's options, with its defaults,
+// so a graph rendered with no options looks like the one users know.
 #ifndef PROFCPU_RENDER_FLAMEGRAPH_OPTIONS_H_
 #define PROFCPU_RENDER_FLAMEGRAPH_OPTIONS_H_
 
@@ -13,7 +11,8 @@
 namespace profcpu::render {
 
 struct FlameGraphOptions {
-  // Heading. Empty: "Flame Graph", or "Icicle Graph" when inverted.
+  // Heading. Empty: "Flame Graph", "Icicle Graph" when inverted, "Flame
+  // Chart" for a flame chart.
   std::string title;
   // Second heading line; none when empty.
   std::string subtitle;
@@ -35,11 +34,32 @@ struct FlameGraphOptions {
   // Shown before the hovered frame's description.
   std::string name_type = "Function:";
   Palette palette = Palette::kHot;
+  // Background gradient (flamegraph.pl --bgcolors): yellow, blue, green, grey
+  // or a flat #rrggbb. Empty: the one that goes with the palette.
+  std::string bg_colors;
   // Colour by a hash of the name's first and last characters (flamegraph.pl
   // --hash) instead of the default seeding by the whole name.
   bool hash_colors = false;
+  // A fresh random colour for every frame (flamegraph.pl --random). The only
+  // option that makes two renders of one profile differ.
+  bool random_colors = false;
   // Icicle graph: root at the top, callees below.
   bool inverted = false;
+  // Reverse every stack first (flamegraph.pl --reverse): leaves become roots,
+  // so the graph merges by callee.
+  bool reverse = false;
+  // Flame chart (flamegraph.pl --flamechart): stacks left to right in input
+  // order (time order, when the input is), merged only with their neighbours.
+  bool flamechart = false;
+  // Differential graphs: swap the hues (red shrank, blue grew) and the sign
+  // of the change shown in titles.
+  bool negate = false;
+  // The 100% width in counts (flamegraph.pl --total), to draw several graphs
+  // to one scale; 0 or less than the profile's total: the profile's total.
+  double total = 0;
+  // Multiply counts shown in titles (flamegraph.pl --factor), e.g. to turn
+  // samples at 99 Hz into milliseconds.
+  double factor = 1;
   // Free text kept in an XML comment, for whoever reads the file.
   std::string notes;
   // Fill of frames that match a search: a CSS colour ("#rrggbb", "rgb(...)", a name).

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 
@@ -11,6 +10,14 @@ namespace profcpu::render {
 namespace {
 
 static_assert(sizeof(FrameTree::Node) == 24, "frame_tree.h promises 24-byte nodes");
+
+// Names are copied into blocks of this size (longer names get their own).
+constexpr size_t kNameBlockBytes = size_t{64} << 10;
+
+// Node indices are 32-bit; past this many nodes new frames are not added (the
+// stack's count stays with its deepest frame already in the tree). Memory
+// runs out long before a real profile gets here.
+constexpr size_t kMaxNodes = FrameTree::kNone - 1;
 
 // The child index is a set of node indices hashed and compared by (parent,
 // name) read from the nodes themselves: 4 bytes a slot instead of a map's 16.
@@ -42,7 +49,23 @@ struct ChildEq {
   }
 };
 
+int64_t SaturatingAddSigned(int64_t a, int64_t b) {
+  int64_t sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+
+uint64_t Magnitude(int64_t value) {
+  // Negating in uint64_t keeps INT64_MIN defined.
+  return value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+}
+
 }  // namespace
+
+struct FrameTree::Builder::ChildIndex {
+  explicit ChildIndex(const std::vector<Node>* nodes) : set(0, ChildHash{nodes}, ChildEq{nodes}) {}
+  absl::flat_hash_set<uint32_t, ChildHash, ChildEq> set;
+};
 
 bool FrameNameLess(absl::string_view a, absl::string_view b) {
   const size_t common = std::min(a.size(), b.size());
@@ -56,86 +79,155 @@ bool FrameNameLess(absl::string_view a, absl::string_view b) {
   return static_cast<unsigned char>(a[common]) < ';';
 }
 
-FrameTree FrameTree::Build(const fold::FoldedProfile& profile) {
-  FrameTree tree;
-  std::vector<Node>& nodes = tree.nodes_;
-  // No more nodes than frames. Reserving that many up front costs address
-  // space only (untouched pages are not resident) and saves the copies, and
-  // the transient double footprint, of growing the vector.
-  size_t frame_count = 1;
-  for (const fold::FoldedStack& stack : profile.stacks) frame_count += stack.frames.size();
-  nodes.reserve(std::min<size_t>(frame_count, kNone));
-  nodes.emplace_back();  // the root, "all"
-
-  absl::flat_hash_map<absl::string_view, uint32_t> name_ids;
-  absl::flat_hash_set<uint32_t, ChildHash, ChildEq> children(0, ChildHash{&nodes},
-                                                             ChildEq{&nodes});
-  std::vector<uint32_t> path;  // node of each frame of the previous stack
-  const fold::FoldedStack* previous = nullptr;
-
-  for (const fold::FoldedStack& stack : profile.stacks) {
-    if (stack.count == 0) continue;
-    const std::vector<std::string>& frames = stack.frames;
-    uint32_t node = 0;
-    size_t depth = 0;
-    // Sorted input repeats the previous stack's first frames: comparing the
-    // strings is cheaper than hashing them again.
-    if (previous != nullptr) {
-      const size_t limit = std::min(previous->frames.size(), frames.size());
-      while (depth < limit && frames[depth] == previous->frames[depth]) {
-        node = path[depth];
-        ++depth;
-      }
-    }
-    path.resize(depth);
-    for (; depth < frames.size(); ++depth) {
-      const absl::string_view frame = frames[depth];
-      const auto [name_it, new_name] =
-          name_ids.try_emplace(frame, static_cast<uint32_t>(tree.names_.size()));
-      if (new_name) tree.names_.push_back(frame);
-      const ChildKey key{node, name_it->second};
-      const auto child_it = children.find(key);
-      if (child_it != children.end()) {
-        node = *child_it;
-      } else {
-        Node child;
-        child.parent = key.parent;
-        child.name = key.name;
-        node = static_cast<uint32_t>(nodes.size());
-        nodes.push_back(child);
-        children.insert(node);
-      }
-      path.push_back(node);
-    }
-    nodes[0].total = SaturatingAdd(nodes[0].total, stack.count);
-    for (uint32_t id : path) nodes[id].total = SaturatingAdd(nodes[id].total, stack.count);
-    previous = &stack;
+FrameTree::Builder::Builder(FrameTreeOptions options) : options_(options) {
+  tree_.nodes_.emplace_back();  // the root, "all"
+  if (options_.differential) tree_.deltas_.push_back(0);
+  if (options_.flamechart) {
+    tree_.starts_.push_back(0);
+  } else {
+    children_ = std::make_unique<ChildIndex>(&tree_.nodes_);
   }
-  tree.OrderChildren();
-  return tree;
 }
 
-void FrameTree::OrderChildren() {
-  // Rank the distinct names once, then bucket the nodes by rank (a counting
-  // sort) and put each at the front of its parent's list, highest rank first:
-  // every sibling list comes out sorted in linear time, with no per-parent sort.
-  std::vector<uint32_t> by_name(names_.size());
-  for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
-  std::sort(by_name.begin(), by_name.end(), [this](uint32_t a, uint32_t b) {
-    return FrameNameLess(names_[a], names_[b]);
-  });
-  std::vector<uint32_t> rank(names_.size());
-  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
-  // Nodes per rank, shifted by one, then by a prefix sum each rank's first
-  // slot in `sorted`.
-  std::vector<uint32_t> next_slot(names_.size() + 1, 0);
-  for (size_t i = 1; i < nodes_.size(); ++i) ++next_slot[rank[nodes_[i].name] + 1];
-  for (size_t r = 1; r < next_slot.size(); ++r) next_slot[r] += next_slot[r - 1];
-  std::vector<uint32_t> sorted(nodes_.size() - 1);
-  for (size_t i = 1; i < nodes_.size(); ++i) {
-    sorted[next_slot[rank[nodes_[i].name]]++] = static_cast<uint32_t>(i);
+FrameTree::Builder::~Builder() = default;
+
+uint32_t FrameTree::Builder::InternName(absl::string_view name) {
+  if (auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
+  absl::string_view stored;
+  if (!name.empty()) {
+    if (name.size() > block_left_) {
+      const size_t size = std::max(kNameBlockBytes, name.size());
+      tree_.name_blocks_.emplace_back(new char[size]);
+      block_next_ = tree_.name_blocks_.back().get();
+      block_left_ = size;
+    }
+    std::memcpy(block_next_, name.data(), name.size());
+    stored = absl::string_view(block_next_, name.size());
+    block_next_ += name.size();
+    block_left_ -= name.size();
   }
-  for (auto it = sorted.rbegin(); it != sorted.rend(); ++it) {
+  const uint32_t id = static_cast<uint32_t>(tree_.names_.size());
+  tree_.names_.push_back(stored);
+  name_ids_.emplace(stored, id);
+  return id;
+}
+
+uint32_t FrameTree::Builder::NewNode(uint32_t parent, uint32_t name) {
+  Node child;
+  child.parent = parent;
+  child.name = name;
+  const uint32_t id = static_cast<uint32_t>(tree_.nodes_.size());
+  tree_.nodes_.push_back(child);
+  if (options_.differential) tree_.deltas_.push_back(0);
+  // A flame chart's node begins where the stack that created it begins.
+  if (options_.flamechart) tree_.starts_.push_back(tree_.nodes_[0].total);
+  return id;
+}
+
+void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_t count,
+                             int64_t delta) {
+  if (options_.differential) tree_.max_delta_ = std::max(tree_.max_delta_, Magnitude(delta));
+  if (count == 0) return;
+  std::vector<Node>& nodes = tree_.nodes_;
+  uint32_t node = 0;
+  size_t depth = 0;
+  // Sorted input repeats the previous stack's first frames: comparing the
+  // strings is cheaper than hashing them again. For a flame chart this is
+  // the only merging there is.
+  const size_t limit = std::min(path_.size(), frames.size());
+  while (depth < limit && tree_.names_[nodes[path_[depth]].name] == frames[depth]) {
+    node = path_[depth];
+    ++depth;
+  }
+  path_.resize(depth);
+  for (; depth < frames.size() && nodes.size() < kMaxNodes; ++depth) {
+    const uint32_t name = InternName(frames[depth]);
+    if (children_ == nullptr) {
+      node = NewNode(node, name);
+    } else {
+      const auto it = children_->set.find(ChildKey{node, name});
+      if (it != children_->set.end()) {
+        node = *it;
+      } else {
+        node = NewNode(node, name);
+        children_->set.insert(node);
+      }
+    }
+    path_.push_back(node);
+  }
+  nodes[0].total = SaturatingAdd(nodes[0].total, count);
+  for (uint32_t id : path_) nodes[id].total = SaturatingAdd(nodes[id].total, count);
+  if (options_.differential) {
+    int64_t& own = tree_.deltas_[path_.empty() ? 0 : path_.back()];
+    own = SaturatingAddSigned(own, delta);
+  }
+}
+
+void FrameTree::Builder::MakeDifferential() {
+  if (options_.differential) return;
+  options_.differential = true;
+  tree_.deltas_.assign(tree_.nodes_.size(), 0);
+}
+
+void FrameTree::Builder::ScaleCounts(uint64_t multiplier) {
+  auto scale = [multiplier](uint64_t value) {
+    uint64_t product;
+    return __builtin_mul_overflow(value, multiplier, &product)
+               ? std::numeric_limits<uint64_t>::max()
+               : product;
+  };
+  for (Node& node : tree_.nodes_) node.total = scale(node.total);
+  for (uint64_t& start : tree_.starts_) start = scale(start);
+  for (int64_t& delta : tree_.deltas_) {
+    const uint64_t magnitude = std::min<uint64_t>(scale(Magnitude(delta)), INT64_MAX);
+    delta = delta < 0 ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+  }
+  tree_.max_delta_ = scale(tree_.max_delta_);
+}
+
+FrameTree FrameTree::Builder::Finish() && {
+  tree_.OrderChildren(/*by_name=*/!options_.flamechart);
+  children_.reset();
+  return std::move(tree_);
+}
+
+FrameTree FrameTree::Build(const fold::FoldedProfile& profile, FrameTreeOptions options) {
+  options.differential = options.differential || profile.differential;
+  Builder builder(options);
+  std::vector<absl::string_view> frames;
+  for (const fold::FoldedStack& stack : profile.stacks) {
+    frames.assign(stack.frames.begin(), stack.frames.end());
+    builder.Add(frames, stack.count, profile.differential ? FoldedDelta(stack) : 0);
+  }
+  return std::move(builder).Finish();
+}
+
+void FrameTree::OrderChildren(bool by_name) {
+  // Nodes are created in input order, so walking them backwards and putting
+  // each at the front of its parent's list leaves every list in input order.
+  // Sorted by name instead: rank the distinct names once, bucket the nodes by
+  // rank (a counting sort) and do the same in rank order: every sibling list
+  // comes out sorted in linear time, with no per-parent sort.
+  std::vector<uint32_t> order(nodes_.size() - 1);
+  for (size_t i = 1; i < nodes_.size(); ++i) order[i - 1] = static_cast<uint32_t>(i);
+  if (by_name) {
+    std::vector<uint32_t> by_rank(names_.size());
+    for (uint32_t i = 0; i < by_rank.size(); ++i) by_rank[i] = i;
+    std::sort(by_rank.begin(), by_rank.end(), [this](uint32_t a, uint32_t b) {
+      return FrameNameLess(names_[a], names_[b]);
+    });
+    std::vector<uint32_t> rank(names_.size());
+    for (uint32_t r = 0; r < by_rank.size(); ++r) rank[by_rank[r]] = r;
+    // Nodes per rank, shifted by one, then by a prefix sum each rank's first
+    // slot in `order`.
+    std::vector<uint32_t> next_slot(names_.size() + 1, 0);
+    for (size_t i = 1; i < nodes_.size(); ++i) ++next_slot[rank[nodes_[i].name] + 1];
+    for (size_t r = 1; r < next_slot.size(); ++r) next_slot[r] += next_slot[r - 1];
+    for (size_t i = 1; i < nodes_.size(); ++i) {
+      order[next_slot[rank[nodes_[i].name]]++] = static_cast<uint32_t>(i);
+    }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node& parent = nodes_[nodes_[*it].parent];
     nodes_[*it].next_sibling = parent.first_child;
     parent.first_child = *it;

@@ -1,14 +1,20 @@
 // The merged call tree a flame graph draws. Frames merge when they have the
 // same path from the root and siblings are ordered by name, as flamegraph.pl
-// merges and orders them.
+// merges and orders them; a flame chart instead keeps the input's order and
+// merges a frame only with the same frame of the stack just before it.
 #ifndef PROFCPU_RENDER_FRAME_TREE_H_
 #define PROFCPU_RENDER_FRAME_TREE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "fold/folded_profile.h"
 
 namespace profcpu::render {
@@ -26,6 +32,23 @@ inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
                                                       : a + b;
 }
 
+// A differential stack's delta: its count less its baseline (saturating).
+inline int64_t FoldedDelta(const fold::FoldedStack& stack) {
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (stack.count >= stack.baseline) {
+    return static_cast<int64_t>(std::min(stack.count - stack.baseline, kMax));
+  }
+  return -static_cast<int64_t>(std::min(stack.baseline - stack.count, kMax));
+}
+
+struct FrameTreeOptions {
+  // flamegraph.pl --flamechart: stacks stay in input (time) order and a frame
+  // merges only with the same frame of the previous stack.
+  bool flamechart = false;
+  // Keep each node's delta (differential flame graphs).
+  bool differential = false;
+};
+
 class FrameTree {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -41,14 +64,15 @@ class FrameTree {
     uint64_t total = 0;             // count of this frame, callees included
   };
 
-  // Merges the stacks of `profile`, which must outlive the tree (names are
-  // views of its strings). Stacks with a zero count are left out; counts that
-  // would overflow saturate. Time is linear in the number of frames plus one
-  // sort of the distinct names; input sorted as stackcollapse writes it takes
-  // a faster path, but any order gives the same tree.
-  static FrameTree Build(const fold::FoldedProfile& profile);
-  // The tree would outlive a temporary profile's strings.
-  static FrameTree Build(fold::FoldedProfile&& profile) = delete;
+  // Merges stacks one at a time (below).
+  class Builder;
+
+  // Merges the stacks of `profile` (frames root first, `count` as width, and
+  // for a differential profile `count - baseline` as delta). Time is linear
+  // in the number of frames plus one sort of the distinct names; input sorted
+  // as stackcollapse writes it takes a faster path, but any order gives the
+  // same tree (except for flame charts, where order is the point).
+  static FrameTree Build(const fold::FoldedProfile& profile, FrameTreeOptions options = {});
 
   // nodes()[0] is the root, "all". A parent always has a smaller index than
   // its children.
@@ -60,11 +84,19 @@ class FrameTree {
   // The count of stacks that end in this frame: its total less its callees'.
   uint64_t SelfCount(uint32_t id) const;
 
+  bool differential() const { return !deltas_.empty(); }
+  // Change of the frame's own count (differential trees; 0 otherwise).
+  int64_t delta(uint32_t id) const { return deltas_.empty() ? 0 : deltas_[id]; }
+  // The largest change of any one input stack, at least 1: flamegraph.pl's
+  // scale for the differential colours.
+  uint64_t max_delta() const { return max_delta_; }
+
   // Calls visit(id, depth, start) for the root and every node whose total is
   // at least `min_total`, parents before callees and siblings left to right.
   // `start` is the node's left edge in counts from the root's; a frame's own
   // samples sit left of its callees, as in flamegraph.pl, whose sorted input
-  // puts "a;b 5" before "a;b;c 3" (' ' sorts before ';'). A callee is never
+  // puts "a;b 5" before "a;b;c 3" (' ' sorts before ';'); in a flame chart
+  // each frame starts where its first stack began. A callee is never
   // wider than its caller, so the nodes visited form a tree. Iterative, as
   // stacks can be thousands of frames deep.
   template <typename Visit>
@@ -72,13 +104,63 @@ class FrameTree {
 
  private:
   FrameTree() = default;
-  void OrderChildren();
+  void OrderChildren(bool by_name);
   // The first node from `id` along its sibling list with a total of at least
   // min_total; adds the totals of the nodes skipped to *offset.
   uint32_t SkipNarrow(uint32_t id, double min_total, uint64_t* offset) const;
 
   std::vector<Node> nodes_;
   std::vector<absl::string_view> names_;  // interned: one entry per distinct name
+  // The names' bytes, in blocks that never move, so the views stay valid.
+  std::vector<std::unique_ptr<char[]>> name_blocks_;
+  std::vector<int64_t> deltas_;           // per node, differential trees only
+  // Per node, flame charts only: where the node begins. In time order a
+  // frame's own samples may lie between its callees, not left of them.
+  std::vector<uint64_t> starts_;
+  uint64_t max_delta_ = 1;
+};
+
+// Merges stacks one at a time, so a caller can stream input through it
+// without holding all of it: the tree copies each distinct name once.
+class FrameTree::Builder {
+ public:
+  explicit Builder(FrameTreeOptions options = {});
+  ~Builder();
+  // The child index points into the tree being built.
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  // Adds a stack, frames root first; the views need live only for the
+  // call. Stacks with a zero count add nothing (but their delta still
+  // counts towards max_delta); counts that would overflow saturate.
+  // `delta` (differential trees) is added to the last frame's delta, as
+  // flamegraph.pl colours a frame by the change of its own count.
+  void Add(absl::Span<const absl::string_view> frames, uint64_t count, int64_t delta = 0);
+
+  // Starts keeping deltas (all zero so far), for input that turns out to be
+  // differential after some stacks were added.
+  void MakeDifferential();
+  // Multiplies every count, start and delta so far by `multiplier`
+  // (saturating): for input whose counts turn out to have decimals after
+  // some were added as integers.
+  void ScaleCounts(uint64_t multiplier);
+
+  FrameTree Finish() &&;
+
+ private:
+  uint32_t InternName(absl::string_view name);
+  uint32_t NewNode(uint32_t parent, uint32_t name);
+
+  struct ChildIndex;
+
+  FrameTreeOptions options_;
+  FrameTree tree_;
+  absl::flat_hash_map<absl::string_view, uint32_t> name_ids_;
+  // Finds a node's child by name (not used for flame charts).
+  std::unique_ptr<ChildIndex> children_;
+  std::vector<uint32_t> path_;  // node of each frame of the previous stack
+  size_t block_left_ = 0;       // free bytes at block_next_ in the newest name block
+  char* block_next_ = nullptr;
 };
 
 template <typename Visit>
@@ -87,7 +169,7 @@ void FrameTree::ForEachAtLeast(double min_total, Visit visit) const {
   uint32_t id = 0;
   uint32_t depth = 0;
   for (;;) {
-    visit(id, depth, start_at_depth[depth]);
+    visit(id, depth, starts_.empty() ? start_at_depth[depth] : starts_[id]);
     uint64_t offset = SaturatingAdd(start_at_depth[depth], SelfCount(id));
     uint32_t next = SkipNarrow(nodes_[id].first_child, min_total, &offset);
     if (next != kNone) {

@@ -156,5 +156,50 @@ TEST(FrameTreeTest, DeepStacksNeedNoRecursion) {
   EXPECT_EQ(visited, 200002u);
 }
 
+TEST(FrameTreeTest, FlameChartMergesOnlyNeighbours) {
+  const fold::FoldedProfile profile = Profile({{"m;a", 2}, {"m;b", 1}, {"m;a", 1}, {"m;a;c", 1}});
+  FrameTreeOptions options;
+  options.flamechart = true;
+  const FrameTree tree = FrameTree::Build(profile, options);
+  // Input order, and the second "a" (which "c" extends) is not the first.
+  EXPECT_EQ(Dump(tree), "all@0+5{m@0+5{a@0+2 b@2+1 a@3+2{c@4+1}}}");
+  EXPECT_THAT(Children(tree, 1), ElementsAre("a", "b", "a"));
+}
+
+TEST(FrameTreeTest, DifferentialKeepsEachFramesOwnChange) {
+  fold::FoldedProfile profile = Profile({{"m;a", 20}, {"m;b", 10}, {"m", 5}, {"m;e", 0}});
+  profile.differential = true;
+  const uint64_t before[] = {10, 30, 5, 7};
+  for (size_t i = 0; i < profile.stacks.size(); ++i) profile.stacks[i].baseline = before[i];
+  const FrameTree tree = FrameTree::Build(profile);
+  ASSERT_TRUE(tree.differential());
+  EXPECT_EQ(Dump(tree), "all@0+35{m@0+35{a@5+20 b@25+10}}");
+  EXPECT_EQ(tree.delta(1), 0);    // m: "m 5 5"
+  EXPECT_EQ(tree.delta(2), 10);   // a
+  EXPECT_EQ(tree.delta(3), -20);  // b
+  // The scale is the largest change of one line, drawn or not.
+  EXPECT_EQ(tree.max_delta(), 20u);
+  EXPECT_FALSE(FrameTree::Build(Profile({{"a", 1}})).differential());
+}
+
+TEST(FrameTreeTest, BuilderTakesStacksOneByOne) {
+  FrameTree::Builder builder;
+  std::vector<absl::string_view> frames;
+  {
+    std::string scratch = "a;b";  // views need live only for the call
+    frames = absl::StrSplit(scratch, ';');
+    builder.Add(frames, 2);
+  }
+  // Decimals met later: what was added so far is rescaled.
+  builder.ScaleCounts(10);
+  builder.MakeDifferential();
+  frames = {"a", "c"};
+  builder.Add(frames, 15, -5);
+  const FrameTree tree = std::move(builder).Finish();
+  EXPECT_EQ(Dump(tree), "all@0+35{a@0+35{b@0+20 c@20+15}}");
+  EXPECT_EQ(tree.delta(3), -5);
+  EXPECT_EQ(tree.delta(2), 0);
+}
+
 }  // namespace
 }  // namespace profcpu::render

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "render/number_format.h"
+#include "render/palette.h"
 #include "render/xml_text.h"
 
 namespace profcpu::render {
@@ -19,7 +20,7 @@ constexpr double kLabelDrop = 3;   // baseline below the frame's middle
 }  // namespace
 
 absl::string_view StripAnnotation(absl::string_view name) {
-  for (absl::string_view suffix : {"_[k]", "_[w]", "_[i]", "_[j]"}) {
+  for (absl::string_view suffix : {"_[k]", "_[w]", "_[i]", "_[j]", "_[p]"}) {
     if (absl::EndsWith(name, suffix)) return name.substr(0, name.size() - suffix.size());
   }
   return name;
@@ -27,10 +28,11 @@ absl::string_view StripAnnotation(absl::string_view name) {
 
 FrameWriter::FrameWriter(const FrameTree& tree, const FlameGraphLayout& layout,
                          const FlameGraphOptions& options, absl::string_view count_name,
-                         std::string* out)
+                         const CountScale& scale, std::string* out)
     : tree_(tree),
       layout_(layout),
       options_(options),
+      scale_(scale),
       out_(out),
       label_char_width_(options.font_size * options.font_width),
       names_(tree.name_count()) {
@@ -45,6 +47,7 @@ FrameWriter::FrameWriter(const FrameTree& tree, const FlameGraphLayout& layout,
   root_info_.label = "all";
   root_info_.label_code_points = 3;
   root_info_.color = FrameColor(options.palette, options.hash_colors, "");
+  if (options.random_colors) random_.seed(std::random_device()());
 }
 
 FrameWriter::NameInfo FrameWriter::Describe(absl::string_view raw_name) {
@@ -62,8 +65,10 @@ FrameWriter::NameInfo FrameWriter::Describe(absl::string_view raw_name) {
   // stacks, "--" between the stacks of a chain graph.
   if (clean == "--") {
     info.color = {160, 160, 160};
+    info.separator = true;
   } else if (clean == "-") {
     info.color = {200, 200, 200};
+    info.separator = true;
   } else {
     info.color = FrameColor(options_.palette, options_.hash_colors, clean);
   }
@@ -104,36 +109,83 @@ void FrameWriter::WriteLabel(const NameInfo& info, double width) {
   out_->append("..");
 }
 
+Rgb FrameWriter::ColorOf(uint32_t node_id, const NameInfo& info) {
+  if (info.separator) return info.color;
+  if (tree_.differential()) {
+    return DifferenceColor(tree_.delta(node_id), tree_.max_delta(), options_.negate);
+  }
+  if (options_.random_colors) {
+    // flamegraph.pl --random: three fresh draws for every frame.
+    std::uniform_real_distribution<double> draw(0, 1);
+    ColorDraws draws;
+    draws.v1 = draw(random_);
+    draws.v2 = draw(random_);
+    draws.v3 = draw(random_);
+    return PaletteColor(options_.palette, node_id == 0 ? "" : info.label, draws);
+  }
+  return info.color;
+}
+
+void FrameWriter::WriteTitle(uint32_t node_id, const NameInfo& info) {
+  const FrameTree::Node& node = tree_.nodes()[node_id];
+  // The root spans the full count (the tree's total, or --total).
+  const double count =
+      node_id == 0 ? scale_.full_count : static_cast<double>(node.total);
+  AppendXmlEscaped(info.label, out_);
+  out_->append(" (");
+  double shown;  // the count as printed, for the percentage (flamegraph.pl's order)
+  if (scale_.unit == 1 && count == static_cast<double>(node.total)) {
+    AppendWithThousands(node.total, out_);
+    shown = count;
+  } else {
+    shown = AppendRoundedWithThousands(count * scale_.unit, out_);
+  }
+  out_->append(count_suffix_);
+  if (node_id == 0) {
+    out_->append("100");
+  } else {
+    AppendFixed(100.0 * shown / (scale_.full_count * scale_.unit), 2, out_);
+  }
+  out_->push_back('%');
+  if (tree_.differential() && node_id != 0) {
+    // "; +1.25%": the change of the frame's own count, as a share of the
+    // whole. (flamegraph.pl also divides by --factor here; the change is
+    // not multiplied by it, so that would misstate it.)
+    int64_t delta = tree_.delta(node_id);
+    if (options_.negate) delta = delta == INT64_MIN ? INT64_MAX : -delta;
+    out_->append("; ");
+    if (delta > 0) out_->push_back('+');
+    AppendFixed(100.0 * static_cast<double>(delta) / scale_.full_count, 2, out_);
+    out_->push_back('%');
+  }
+  out_->push_back(')');
+}
+
 void FrameWriter::Write(uint32_t node_id, uint32_t depth, uint64_t start) {
   const FrameTree::Node& node = tree_.nodes()[node_id];
   const NameInfo& info = node_id == 0 ? root_info_ : Info(node.name);
   const double left = FlameGraphLayout::kSidePad +
                       static_cast<double>(start) * layout_.pixels_per_count;
-  const double right = left + static_cast<double>(node.total) * layout_.pixels_per_count;
+  // The root spans the whole width even when --total makes it wider than
+  // the samples (flamegraph.pl draws it so).
+  const double right = node_id == 0 ? left + layout_.drawable_width
+                                    : left + static_cast<double>(node.total) *
+                                                 layout_.pixels_per_count;
   const int64_t left_h = ToHundredths(left);
   const int64_t right_h = ToHundredths(right);
   const std::string& rect_y = DepthAttributes(depth);
   const std::string& text_y = depth_y_[2 * static_cast<size_t>(depth) + 1];
 
   out_->append("<g><title>");
-  AppendXmlEscaped(info.label, out_);
-  out_->append(" (");
-  AppendWithThousands(node.total, out_);
-  out_->append(count_suffix_);
-  if (node_id == 0) {
-    out_->append("100");
-  } else {
-    const double root_total = static_cast<double>(tree_.root().total);
-    AppendFixed(100.0 * static_cast<double>(node.total) / root_total, 2, out_);
-  }
-  out_->append("%)</title><rect x=\"");
+  WriteTitle(node_id, info);
+  out_->append("</title><rect x=\"");
   AppendHundredths(left_h, out_);
   out_->append("\" y=\"");
   out_->append(rect_y);
   out_->append("\" width=\"");
   AppendHundredths(right_h - left_h, out_);
   out_->append(height_);
-  AppendRgb(info.color, out_);
+  AppendRgb(ColorOf(node_id, info), out_);
   out_->append("\" rx=\"2\" ry=\"2\"/><text x=\"");
   AppendHundredths(left_h + static_cast<int64_t>(kLabelInset * 100), out_);
   out_->append("\" y=\"");

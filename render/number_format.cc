@@ -17,6 +17,21 @@ void AppendWithThousands(uint64_t value, std::string* out) {
   }
 }
 
+double AppendRoundedWithThousands(double value, std::string* out) {
+  std::string digits;
+  AppendFixed(value, 0, &digits);
+  size_t first = digits.empty() || digits[0] != '-' ? 0 : 1;
+  out->append(digits, 0, first);
+  const size_t length = digits.size() - first;
+  for (size_t i = 0; i < length; ++i) {
+    if (i > 0 && (length - i) % 3 == 0) out->push_back(',');
+    out->push_back(digits[first + i]);
+  }
+  double rounded = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), rounded);
+  return rounded;
+}
+
 void AppendFixed(double value, int decimals, std::string* out) {
   // Large enough for any double in fixed notation with up to 20 decimals.
   char buffer[352];

@@ -13,6 +13,10 @@ namespace profcpu::render {
 // as flamegraph.pl prints counts (perlfaq5's commify).
 void AppendWithThousands(uint64_t value, std::string* out);
 
+// Appends `value` rounded to an integer (printf's "%.0f") with commas, as
+// flamegraph.pl prints scaled counts, and returns the rounded value.
+double AppendRoundedWithThousands(double value, std::string* out);
+
 // Appends `value` with exactly `decimals` digits after the point, rounded as
 // printf("%.*f") rounds, so percentages match flamegraph.pl's sprintf.
 void AppendFixed(double value, int decimals, std::string* out);

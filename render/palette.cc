@@ -1,11 +1,14 @@
 #include "render/palette.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "render/number_format.h"
+#include "render/palette_classify.h"
 
 namespace profcpu::render {
 namespace {
@@ -15,10 +18,16 @@ struct PaletteEntry {
   absl::string_view name;
 };
 
-constexpr std::array<PaletteEntry, 10> kPalettes = {{
+constexpr std::array<PaletteEntry, 16> kPalettes = {{
     {Palette::kHot, "hot"},
     {Palette::kMem, "mem"},
     {Palette::kIo, "io"},
+    {Palette::kWakeup, "wakeup"},
+    {Palette::kChain, "chain"},
+    {Palette::kJava, "java"},
+    {Palette::kJs, "js"},
+    {Palette::kPerl, "perl"},
+    {Palette::kDotnet, "dotnet"},
     {Palette::kRed, "red"},
     {Palette::kGreen, "green"},
     {Palette::kBlue, "blue"},
@@ -98,7 +107,8 @@ absl::StatusOr<Palette> ParsePalette(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown palette \"", name,
-      "\"; expected hot, mem, io, red, green, blue, aqua, yellow, purple or orange"));
+      "\"; expected hot, mem, io, wakeup, chain, java, js, perl, dotnet, red, green, blue, "
+      "aqua, yellow, purple or orange"));
 }
 
 absl::string_view PaletteName(Palette palette) {
@@ -118,20 +128,25 @@ void AppendRgb(Rgb color, std::string* out) {
   out->push_back(')');
 }
 
-Rgb FrameColor(Palette palette, bool by_hash, absl::string_view name) {
+ColorDraws NameDraws(bool by_hash, absl::string_view name) {
   const std::vector<char32_t> chars = CodePoints(name);
-  double v1, v2;
+  ColorDraws draws;
   if (by_hash) {
-    v1 = WeightedNameHash(chars);
+    draws.v1 = WeightedNameHash(chars);
     const std::vector<char32_t> reversed(chars.rbegin(), chars.rend());
-    v2 = WeightedNameHash(reversed);  // flamegraph.pl's v2 and v3 are the same
+    draws.v2 = draws.v3 = WeightedNameHash(reversed);
   } else {
     // flamegraph.pl reseeds before each of v1, v2, v3, so all three are equal.
-    v1 = v2 = NameSumDraw(chars);
+    draws.v1 = draws.v2 = draws.v3 = NameSumDraw(chars);
   }
-  switch (palette) {
+  return draws;
+}
+
+Rgb PaletteColor(Palette palette, absl::string_view name, const ColorDraws& draws) {
+  const double v1 = draws.v1, v2 = draws.v2, v3 = draws.v3;
+  switch (ResolvePalette(palette, name)) {
     case Palette::kHot:
-      return {Channel(205, 50, v2), Channel(0, 230, v1), Channel(0, 55, v2)};
+      return {Channel(205, 50, v3), Channel(0, 230, v1), Channel(0, 55, v2)};
     case Palette::kMem:
       return {0, Channel(190, 50, v2), Channel(0, 210, v1)};
     case Palette::kIo: {
@@ -162,21 +177,59 @@ Rgb FrameColor(Palette palette, bool by_hash, absl::string_view name) {
     }
     case Palette::kOrange:
       return {Channel(190, 65, v1), Channel(90, 65, v1), 0};
+    default:
+      // ResolvePalette always returns a single hue, hot, mem or io.
+      return {};
   }
-  return {};
+}
+
+Rgb FrameColor(Palette palette, bool by_hash, absl::string_view name) {
+  return PaletteColor(palette, name, NameDraws(by_hash, name));
+}
+
+Rgb DifferenceColor(int64_t delta, uint64_t max_delta, bool negate) {
+  // flamegraph.pl: int(210 * (max - |delta|) / max) for the other two
+  // channels. A frame can exceed the scale (the scale is the largest change
+  // of one input line, a frame may sum several), so clamp at full colour.
+  const double max = static_cast<double>(max_delta == 0 ? 1 : max_delta);
+  double value = static_cast<double>(delta);
+  if (negate) value = -value;
+  const double magnitude = std::min(value < 0 ? -value : value, max);
+  const uint8_t other = static_cast<uint8_t>(static_cast<int>(210 * (max - magnitude) / max));
+  if (value > 0) return {255, other, other};
+  if (value < 0) return {other, other, 255};
+  return {255, 255, 255};
 }
 
 Background BackgroundFor(Palette palette) {
   switch (palette) {
-    case Palette::kHot:
-      return {"#eeeeee", "#eeeeb0"};  // yellow
     case Palette::kMem:
       return {"#eef2ee", "#e0ffe0"};  // green
     case Palette::kIo:
+    case Palette::kWakeup:
+    case Palette::kChain:
       return {"#eeeeee", "#e0e0ff"};  // blue
+    case Palette::kHot:
+    case Palette::kJava:
+    case Palette::kJs:
+    case Palette::kPerl:
+    case Palette::kDotnet:
+      return {"#eeeeee", "#eeeeb0"};  // yellow
     default:
       return {"#f8f8f8", "#e8e8e8"};  // grey, for the single-hue palettes
   }
+}
+
+absl::StatusOr<Background> ParseBackground(absl::string_view name) {
+  if (name == "yellow") return Background{"#eeeeee", "#eeeeb0"};
+  if (name == "blue") return Background{"#eeeeee", "#e0e0ff"};
+  if (name == "green") return Background{"#eef2ee", "#e0ffe0"};
+  if (name == "grey") return Background{"#f8f8f8", "#e8e8e8"};
+  bool hex = name.size() == 7 && name[0] == '#';
+  for (size_t i = 1; hex && i < name.size(); ++i) hex = absl::ascii_isxdigit(name[i]);
+  if (hex) return Background{std::string(name), std::string(name)};
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown background colours \"", name, "\"; expected yellow, blue, green, grey or #rrggbb"));
 }
 
 }  // namespace profcpu::render

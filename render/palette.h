@@ -12,12 +12,19 @@
 
 namespace profcpu::render {
 
-// flamegraph.pl's --colors themes. The multi-palettes that pick a theme from
-// the name (java, js, perl, wakeup, chain) are not here yet.
+// flamegraph.pl's --colors themes, plus `dotnet`. The multi-palettes (java,
+// js, perl, wakeup, chain, dotnet) pick one of the single-hue ones by the
+// frame's name (palette_classify.h).
 enum class Palette {
   kHot,  // the default: reds to yellows
   kMem,
   kIo,
+  kWakeup,
+  kChain,
+  kJava,
+  kJs,
+  kPerl,
+  kDotnet,
   kRed,
   kGreen,
   kBlue,
@@ -41,21 +48,46 @@ struct Rgb {
 // Appends "rgb(R,G,B)".
 void AppendRgb(Rgb color, std::string* out);
 
-// The colour of a frame named `name` (clean UTF-8; annotations such as "_[k]"
+// The three numbers in [0, 1] a colour is made from (flamegraph.pl's v1, v2,
+// v3): hot, mem and io use all three, the single hues only the first.
+struct ColorDraws {
+  double v1 = 0;
+  double v2 = 0;
+  double v3 = 0;
+};
+
+// The draws for a frame named `name` (clean UTF-8; annotations such as "_[k]"
 // included, as flamegraph.pl keys colours on them too).
 //   by_hash == false: flamegraph.pl's default since 2019: seed Perl's drand48
-//     with the sum of the name's code points and take the first draw.
+//     with the sum of the name's code points and take the first draw, for
+//     each of the three (so all three are equal).
 //   by_hash == true: flamegraph.pl --hash: a weighted hash of the first three
-//     characters (and of the last three for the other channels), so similar
-//     names get similar colours.
+//     characters (and of the last three for v2 and v3), so similar names get
+//     similar colours.
+ColorDraws NameDraws(bool by_hash, absl::string_view name);
+
+// The colour of `name` in `palette` made from `draws`; a multi-palette first
+// picks its hue from the name.
+Rgb PaletteColor(Palette palette, absl::string_view name, const ColorDraws& draws);
+
+// PaletteColor with NameDraws: the same name always gets the same colour.
 Rgb FrameColor(Palette palette, bool by_hash, absl::string_view name);
 
-// The two stops of the background gradient that goes with a palette.
+// A differential graph's colour (flamegraph.pl's color_scale): red for a
+// frame whose own count grew, blue for one that shrank, white when equal,
+// deeper as |delta| nears max_delta. `negate` swaps the hues.
+Rgb DifferenceColor(int64_t delta, uint64_t max_delta, bool negate);
+
+// The two stops of the background gradient (equal for a flat colour).
 struct Background {
-  absl::string_view top;
-  absl::string_view bottom;
+  std::string top;
+  std::string bottom;
 };
+// The gradient that goes with a palette, as flamegraph.pl picks it.
 Background BackgroundFor(Palette palette);
+// flamegraph.pl --bgcolors: "yellow", "blue", "green", "grey", or a flat
+// "#rrggbb" (hex digits only, as it lands in an attribute).
+absl::StatusOr<Background> ParseBackground(absl::string_view name);
 
 }  // namespace profcpu::render
 

@@ -14,6 +14,7 @@ constexpr double kCaseButtonOffset = 16;
 
 absl::string_view TitleText(const FlameGraphOptions& options) {
   if (!options.title.empty()) return options.title;
+  if (options.flamechart) return "Flame Chart";
   return options.inverted ? "Icicle Graph" : "Flame Graph";
 }
 
@@ -42,7 +43,11 @@ void WriteOpening(double width, double height, const FlameGraphOptions& options,
     AppendXmlCommentText(options.notes, out);
     out->append(" -->\n");
   }
-  const Background background = BackgroundFor(options.palette);
+  // Validated (ValidateFlameGraphOptions), so a bad value cannot get here.
+  const Background background = options.bg_colors.empty()
+                                    ? BackgroundFor(options.palette)
+                                    : ParseBackground(options.bg_colors).value_or(
+                                          BackgroundFor(options.palette));
   absl::StrAppend(out,
                   "<defs><linearGradient id=\"background\" x1=\"0\" x2=\"0\" y1=\"0\" y2=\"1\">"
                   "<stop stop-color=\"", background.top, "\" offset=\"5%\"/>"
