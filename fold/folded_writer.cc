@@ -172,14 +172,43 @@ FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options) {
   return folded;
 }
 
+namespace {
+
+// Appends `count` units of `unit` (10^-decimals) as Perl prints the number:
+// "3", "1.5", "0.25".
+void AppendCount(uint64_t count, int decimals, std::string* out) {
+  if (decimals == 0) {
+    absl::StrAppend(out, count);
+    return;
+  }
+  uint64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  absl::StrAppend(out, count / scale);
+  std::string fraction = absl::StrCat(count % scale);
+  if (fraction == "0") return;
+  fraction.insert(0, static_cast<size_t>(decimals) - fraction.size(), '0');
+  while (fraction.back() == '0') fraction.pop_back();
+  absl::StrAppend(out, ".", fraction);
+}
+
+}  // namespace
+
 absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out) {
+  int decimals = 0;
+  for (double unit = folded.count_unit; unit < 0.99 && decimals < 18; unit *= 10) ++decimals;
   for (const FoldedStack& stack : folded.stacks) {
     std::string* buffer = out->buffer();
     for (size_t i = 0; i < stack.frames.size(); ++i) {
       if (i > 0) buffer->push_back(';');
       buffer->append(stack.frames[i]);
     }
-    absl::StrAppend(buffer, " ", stack.count, "\n");
+    if (folded.differential) {
+      buffer->push_back(' ');
+      AppendCount(stack.baseline, decimals, buffer);
+    }
+    buffer->push_back(' ');
+    AppendCount(stack.count, decimals, buffer);
+    buffer->push_back('\n');
     out->MaybeFlush();
   }
   return out->Finish();
