@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "absl/hash/hash.h"
 
@@ -25,16 +26,40 @@ struct CodeLocation {
   CodeKind kind = CodeKind::kProcess;
   uint32_t space = 0;
   uint64_t value = 0;
+  // kProcess only: which definition of JIT code at this address was current
+  // at the sample's time (1-based, from the process's jitdump; see
+  // symbolize/jit_history.h), or 0 when no timed source knew it. Runtimes
+  // reuse code addresses, so the same address can name different methods at
+  // different times.
+  uint32_t epoch = 0;
 
   friend bool operator==(const CodeLocation& a, const CodeLocation& b) {
-    return a.kind == b.kind && a.space == b.space && a.value == b.value;
+    return a.kind == b.kind && a.space == b.space && a.value == b.value && a.epoch == b.epoch;
   }
   friend bool operator<(const CodeLocation& a, const CodeLocation& b) {
-    return std::tie(a.kind, a.space, a.value) < std::tie(b.kind, b.space, b.value);
+    return std::tie(a.kind, a.space, a.value, a.epoch) <
+           std::tie(b.kind, b.space, b.value, b.epoch);
   }
   template <typename H>
   friend H AbslHashValue(H h, const CodeLocation& l) {
-    return H::combine(std::move(h), l.kind, l.space, l.value);
+    return H::combine(std::move(h), l.kind, l.space, l.value, l.epoch);
+  }
+};
+
+// A PT_LOAD program header of a module's ELF file: how its file offsets map
+// to the link-time addresses its symbols and DWARF use (System V gABI,
+// "Program Loading"). Kept with the Module because separate debug files
+// (objcopy --only-keep-debug) zero p_offset/p_filesz, so a laptop holding only
+// the debug file could not translate offsets otherwise.
+struct LoadSegment {
+  uint64_t file_offset = 0;
+  uint64_t file_size = 0;
+  uint64_t address = 0;
+  bool executable = false;
+
+  friend bool operator==(const LoadSegment& a, const LoadSegment& b) {
+    return a.file_offset == b.file_offset && a.file_size == b.file_size &&
+           a.address == b.address && a.executable == b.executable;
   }
 };
 
@@ -47,6 +72,8 @@ struct Module {
   std::string build_id;  // raw bytes when known
   // A process that mapped it: its root (/proc/PID/root) is where to open `path`.
   uint32_t example_pid = 0;
+  // The file's PT_LOAD headers, once the symbolizer has read it (empty before).
+  std::vector<LoadSegment> segments;
 };
 
 }  // namespace profcpu::symbolize

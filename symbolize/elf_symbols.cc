@@ -106,6 +106,8 @@ class ElfSymbols::Loader {
       if (phdr.p_type != PT_LOAD) continue;
       out_->segments_.push_back(
           {phdr.p_offset, phdr.p_filesz, phdr.p_vaddr, phdr.p_memsz, (phdr.p_flags & PF_X) != 0});
+      out_->load_segments_.push_back(
+          {phdr.p_offset, phdr.p_filesz, phdr.p_vaddr, (phdr.p_flags & PF_X) != 0});
     }
     if (out_->segments_.empty()) {
       return absl::DataLossError(absl::StrCat(what_, " has no loadable segment"));
@@ -124,6 +126,8 @@ class ElfSymbols::Loader {
     }
     Elf_Scn* symtab = nullptr;
     Elf_Scn* dynsym = nullptr;
+    size_t shstrndx = 0;
+    const bool have_names = elf_getshdrstrndx(elf_, &shstrndx) == 0;
     for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
       GElf_Shdr shdr;
       if (gelf_getshdr(scn, &shdr) == nullptr) return Malformed("section header");
@@ -132,7 +136,16 @@ class ElfSymbols::Loader {
       if (shdr.sh_type == SHT_NOTE) {
         notes_.push_back({shdr.sh_offset, shdr.sh_size, shdr.sh_addralign});
       }
+      const char* name = have_names ? elf_strptr(elf_, shstrndx, shdr.sh_name) : nullptr;
+      if (name == nullptr) continue;
+      absl::string_view section(name);
+      if ((section == ".debug_info" || section == ".zdebug_info") &&
+          shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0) {
+        out_->has_dwarf_ = true;
+      }
+      if (section == ".gnu_debuglink" && shdr.sh_type != SHT_NOBITS) ReadDebugLink(shdr);
     }
+    out_->has_symtab_ = symtab != nullptr;
     // .symtab first: its entries outrank .dynsym's at the same address.
     if (symtab != nullptr) PROFCPU_RETURN_IF_ERROR(ReadTable(symtab, /*rank=*/0));
     if (dynsym != nullptr) PROFCPU_RETURN_IF_ERROR(ReadTable(dynsym, /*rank=*/1));
@@ -202,6 +215,35 @@ class ElfSymbols::Loader {
       candidates_.push_back(c);
     }
     return absl::OkStatus();
+  }
+
+  // .gnu_debuglink: a NUL-terminated file name, zero padding to a multiple of
+  // 4, then the CRC-32 in the file's byte order (GDB manual, "Debugging
+  // Information in Separate Files"). A name with a '/' (or "." / "..") could
+  // walk out of the directory it is looked up in, so it is ignored.
+  void ReadDebugLink(const GElf_Shdr& shdr) {
+    constexpr uint64_t kMaxDebugLinkBytes = 4096;
+    if (shdr.sh_size < 8 || shdr.sh_size > kMaxDebugLinkBytes ||
+        !InFile(shdr.sh_offset, shdr.sh_size, file_size_)) {
+      return;
+    }
+    Elf_Data* data = elf_getdata_rawchunk(elf_, static_cast<int64_t>(shdr.sh_offset),
+                                          shdr.sh_size, ELF_T_BYTE);
+    if (data == nullptr) return;
+    absl::string_view bytes(static_cast<const char*>(data->d_buf), data->d_size);
+    size_t nul = bytes.find('\0');
+    if (nul == absl::string_view::npos || nul == 0) return;
+    size_t crc_at = (nul + 4) & ~size_t{3};
+    if (crc_at + 4 > bytes.size()) return;
+    absl::string_view name = bytes.substr(0, nul);
+    if (name.find('/') != absl::string_view::npos || name == "." || name == "..") return;
+    // Convert the CRC from the file's byte order, as ELF_T_WORD does.
+    Elf_Data* word = elf_getdata_rawchunk(elf_, static_cast<int64_t>(shdr.sh_offset + crc_at), 4,
+                                          ELF_T_WORD);
+    if (word == nullptr || word->d_size < 4) return;
+    uint32_t crc;
+    std::memcpy(&crc, word->d_buf, sizeof(crc));
+    out_->debug_link_ = DebugLink{std::string(name), crc};
   }
 
   // The GNU build-id note (ELF gABI notes; binutils --build-id), from PT_NOTE
@@ -328,18 +370,21 @@ absl::StatusOr<std::unique_ptr<ElfSymbols>> ElfSymbols::FromImage(absl::string_v
   return out;  // everything kept was copied out of `copy` before elf_end
 }
 
-std::optional<uint64_t> ElfSymbols::FileOffsetToAddress(uint64_t file_offset) const {
-  // Executable segments first: with old linker layouts a page may be shared by
-  // the end of one segment and the start of the next.
+std::optional<uint64_t> FileOffsetToAddress(const std::vector<LoadSegment>& segments,
+                                            uint64_t file_offset) {
   for (bool executable : {true, false}) {
-    for (const Segment& s : segments_) {
+    for (const LoadSegment& s : segments) {
       if (s.executable != executable) continue;
-      if (file_offset >= s.offset && file_offset - s.offset < s.file_size) {
-        return file_offset - s.offset + s.address;
+      if (file_offset >= s.file_offset && file_offset - s.file_offset < s.file_size) {
+        return file_offset - s.file_offset + s.address;
       }
     }
   }
   return std::nullopt;
+}
+
+std::optional<uint64_t> ElfSymbols::FileOffsetToAddress(uint64_t file_offset) const {
+  return symbolize::FileOffsetToAddress(load_segments_, file_offset);
 }
 
 std::optional<SymbolMatch> ElfSymbols::LookupAddress(uint64_t address) const {

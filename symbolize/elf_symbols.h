@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "symbolize/code_location.h"
 
 namespace profcpu::symbolize {
 
@@ -42,6 +43,20 @@ struct SymbolMatch {
   uint64_t offset = 0;
 };
 
+// A file's .gnu_debuglink section: the name of its separate debug file and
+// the CRC-32 of that file's contents (GDB manual, "Debugging Information in
+// Separate Files": name, NUL, padding to 4 bytes, 4-byte CRC).
+struct DebugLink {
+  std::string name;  // a bare file name; never a path (checked when read)
+  uint32_t crc = 0;
+};
+
+// The link-time address of `file_offset` through the PT_LOAD that holds it,
+// executable segments first (with old linker layouts a page may be shared by
+// the end of one segment and the start of the next); nullopt when none does.
+std::optional<uint64_t> FileOffsetToAddress(const std::vector<LoadSegment>& segments,
+                                            uint64_t file_offset);
+
 class ElfSymbols {
  public:
   // Reads the ELF file open at `fd` (only used during the call; its file
@@ -56,8 +71,8 @@ class ElfSymbols {
                                                                absl::string_view what,
                                                                const ElfSymbolLimits& limits = {});
 
-  // The link-time virtual address of a file offset, through the PT_LOAD that
-  // holds it (executable segments first); nullopt when none does.
+  // The link-time virtual address of a file offset, through this file's own
+  // PT_LOAD headers (see the free function of the same name).
   std::optional<uint64_t> FileOffsetToAddress(uint64_t file_offset) const;
 
   // The function containing a link-time virtual address: [value, value+size)
@@ -74,6 +89,14 @@ class ElfSymbols {
   const std::string& build_id() const { return build_id_; }
   // True when limits.max_symbols cut the tables short.
   bool truncated() const { return truncated_; }
+  // The file's PT_LOAD headers as read (a separate debug file's are zeroed).
+  const std::vector<LoadSegment>& load_segments() const { return load_segments_; }
+  // The .gnu_debuglink section, when the file has a well-formed one.
+  const std::optional<DebugLink>& debug_link() const { return debug_link_; }
+  // The file has a .symtab (not only .dynsym) / DWARF (.debug_info, possibly
+  // compressed or .zdebug_info).
+  bool has_symtab() const { return has_symtab_; }
+  bool has_dwarf() const { return has_dwarf_; }
 
  private:
   struct Segment {
@@ -97,10 +120,14 @@ class ElfSymbols {
   }
 
   std::vector<Segment> segments_;
+  std::vector<LoadSegment> load_segments_;  // segments_ as the public type
   std::vector<Symbol> symbols_;  // sorted by address, one per address
   std::string names_;            // every kept name, mangled, back to back
   std::string build_id_;
   bool truncated_ = false;
+  std::optional<DebugLink> debug_link_;
+  bool has_symtab_ = false;
+  bool has_dwarf_ = false;
 };
 
 }  // namespace profcpu::symbolize

@@ -16,6 +16,8 @@ constexpr size_t kMinStringBytes = 4;
 constexpr size_t kModuleBytes = 4 + 4 + 4 + 8 + 4 + 4;
 constexpr size_t kMinEntryBytes = 1 + 4 + 8 + 4 + 4;
 constexpr size_t kFrameBytes = 4 + 8 + 1 + 4 + 4;
+constexpr size_t kSegmentBytes = 8 + 8 + 8 + 1;
+constexpr uint32_t kMaxSegmentsPerModule = 1024;  // real files have a handful
 // Far above real profiles; they bound the memory a hostile blob can make us
 // spend per input byte.
 constexpr uint32_t kMaxStrings = 32u << 20;
@@ -82,12 +84,20 @@ std::string SerializeSnapshot(const SymbolTable& table, const std::vector<Module
     w.U64(m.inode);
     w.U32(strings.Intern(m.build_id));
     w.U32(m.example_pid);
+    w.U32(static_cast<uint32_t>(m.segments.size()));
+    for (const LoadSegment& segment : m.segments) {
+      w.U64(segment.file_offset);
+      w.U64(segment.file_size);
+      w.U64(segment.address);
+      w.U8(segment.executable ? 1 : 0);
+    }
   }
   w.U32(static_cast<uint32_t>(entries.size()));
   for (const auto& [location, s] : entries) {
     w.U8(static_cast<uint8_t>(location.kind));
     w.U32(location.space);
     w.U64(location.value);
+    w.U32(location.epoch);
     w.U32(strings.Intern(s->module));
     w.U32(static_cast<uint32_t>(s->frames.size()));
     for (const Frame& f : s->frames) {
@@ -109,7 +119,7 @@ absl::Status ParseSnapshot(absl::string_view data, SymbolTable* table,
   base::ByteReader r(data.substr(kSnapshotMagic.size()));
   uint32_t version = r.U32();
   if (!r.ok()) return Corrupt("truncated header");
-  if (version != kSnapshotVersion) {
+  if (version == 0 || version > kSnapshotVersion) {
     return absl::UnimplementedError(absl::StrCat("symbol snapshot version ", version,
                                                  " is not supported (this profcpu reads ",
                                                  kSnapshotVersion, ")"));
@@ -146,6 +156,22 @@ absl::Status ParseSnapshot(absl::string_view data, SymbolTable* table,
     m.inode = r.U64();
     m.build_id = string_at(r.U32());
     m.example_pid = r.U32();
+    if (version >= 2) {
+      uint32_t segment_count = r.U32();
+      if (!r.ok() || segment_count > kMaxSegmentsPerModule ||
+          segment_count > r.remaining() / kSegmentBytes) {
+        return Corrupt("bad segment count");
+      }
+      m.segments.resize(segment_count);
+      for (LoadSegment& segment : m.segments) {
+        segment.file_offset = r.U64();
+        segment.file_size = r.U64();
+        segment.address = r.U64();
+        uint8_t executable = r.U8();
+        if (executable > 1) return Corrupt("bad segment flags");
+        segment.executable = executable != 0;
+      }
+    }
   }
   if (!r.ok()) return Corrupt("truncated module list");
   if (bad_index) return Corrupt("module names a string that does not exist");
@@ -161,6 +187,7 @@ absl::Status ParseSnapshot(absl::string_view data, SymbolTable* table,
     uint8_t kind = r.U8();
     location.space = r.U32();
     location.value = r.U64();
+    if (version >= 2) location.epoch = r.U32();
     Symbolization s;
     s.module = string_at(r.U32());
     uint32_t frame_count = r.U32();

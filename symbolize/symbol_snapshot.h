@@ -3,7 +3,8 @@
 // machine names every frame exactly as the collecting machine did, without
 // the target's files.
 //
-// Format, version 1. All integers little-endian; "str" is a u32 index into
+// Format, version 2 (version 1, still read, lacks the fields marked v2).
+// All integers little-endian; "str" is a u32 index into
 // the string table; "bytes" is a u32 length followed by that many bytes
 // (collector/base/byte_io.h).
 //
@@ -13,10 +14,14 @@
 //                                        is always the empty string
 //   modules    u32 M, then M x:
 //                str path, u32 dev_major, u32 dev_minor, u64 inode,
-//                str build_id (raw bytes), u32 example_pid
-//   entries    u32 E, then E x, sorted by (kind, space, value), no duplicates:
+//                str build_id (raw bytes), u32 example_pid,
+//                v2: u32 S, then S x (u64 file_offset, u64 file_size,
+//                    u64 address, u8 executable): the file's PT_LOAD layout
+//   entries    u32 E, then E x, sorted by (kind, space, value, epoch), no
+//              duplicates:
 //                u8 kind (CodeKind: 1 kernel, 2 native, 3 process, 4 imported),
 //                u32 space (for native: a module index < M), u64 value,
+//                v2: u32 epoch (JIT code generation, code_location.h),
 //                str module, u32 F, then F frames (innermost first):
 //                  str function, u64 offset, u8 flags (bit 0: inlined; the
 //                  other bits must be 0), str source_file, u32 line
@@ -41,7 +46,7 @@
 namespace profcpu::symbolize {
 
 inline constexpr absl::string_view kSnapshotMagic = "PCSYMSNP";
-inline constexpr uint32_t kSnapshotVersion = 1;
+inline constexpr uint32_t kSnapshotVersion = 2;
 
 std::string SerializeSnapshot(const SymbolTable& table, const std::vector<Module>& modules);
 

@@ -21,6 +21,7 @@ std::vector<Module> SampleModules() {
   libc.inode = 123456;
   libc.build_id = std::string("\x01\x02\x00\xff", 4);
   libc.example_pid = 42;
+  libc.segments = {{0, 0x28000, 0, false}, {0x28000, 0x15000, 0x28000, true}};
   Module app;
   app.path = "/app/server";
   app.example_pid = 43;
@@ -40,6 +41,11 @@ SymbolTable SampleTable() {
       {CodeKind::kProcess, 42, 0x7f0000001004},
       {"/tmp/perf-42.map", {{"instance void [App] App::Run()[OptimizedTier1]", 4, false, "", 0}}});
   table.Insert({CodeKind::kProcess, 42, 0x7f0000009000}, {"//anon", {}});
+  // The same JIT address at two times: two methods (code_location.h, epoch).
+  table.Insert({CodeKind::kProcess, 42, 0x7f0000002000, 1},
+               {"/tmp/perf-42.map", {{"First()", 0, false, "a.js", 3}}});
+  table.Insert({CodeKind::kProcess, 42, 0x7f0000002000, 2},
+               {"/tmp/perf-42.map", {{"Second()", 0, false, "a.js", 9}}});
   return table;
 }
 
@@ -77,6 +83,10 @@ TEST(SymbolSnapshotTest, RoundTrips) {
   EXPECT_EQ(parsed_modules[0].inode, 123456u);
   EXPECT_EQ(parsed_modules[0].build_id, modules[0].build_id);
   EXPECT_EQ(parsed_modules[0].example_pid, 42u);
+  EXPECT_EQ(parsed_modules[0].segments, modules[0].segments);
+  EXPECT_TRUE(parsed_modules[1].segments.empty());
+  EXPECT_EQ(parsed.Find({CodeKind::kProcess, 42, 0x7f0000002000, 2})->frames[0].function,
+            "Second()");
   EXPECT_EQ(parsed_modules[1].path, "/app/server");
 }
 
@@ -128,10 +138,10 @@ TEST(SymbolSnapshotTest, WrongMagicAndNewerVersionAreRejected) {
   bad_magic[0] = 'X';
   EXPECT_THAT(ParseSnapshot(bad_magic, &parsed, &modules).message(), HasSubstr("bad magic"));
   std::string newer = blob;
-  newer[8] = 2;  // version u32 follows the magic
+  newer[8] = 3;  // version u32 follows the magic
   absl::Status status = ParseSnapshot(newer, &parsed, &modules);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), HasSubstr("version 2"));
+  EXPECT_THAT(status.message(), HasSubstr("version 3"));
 }
 
 // A hand-built snapshot, to plant one specific inconsistency at a time.
@@ -169,11 +179,15 @@ std::string Handmade(uint32_t string_count, uint32_t module_path_index, uint8_t 
   return out;
 }
 
+// Handmade() writes version 1 (no segments, no epochs), which stays readable.
 TEST(SymbolSnapshotTest, InconsistenciesAreRejected) {
   SymbolTable parsed;
   std::vector<Module> modules;
   auto parse = [&](const std::string& blob) { return ParseSnapshot(blob, &parsed, &modules); };
   ASSERT_TRUE(parse(Handmade(2, 1, 2, 0, 1, 1)).ok());  // the baseline is valid
+  EXPECT_NE(parsed.Find({CodeKind::kNative, 0, 0x1000, 0}), nullptr);
+  ASSERT_EQ(modules.size(), 1u);
+  EXPECT_TRUE(modules[0].segments.empty());
 
   EXPECT_THAT(parse(Handmade(2, 7, 2, 0, 1, 0)).message(), HasSubstr("string"));
   EXPECT_THAT(parse(Handmade(2, 1, 9, 0, 1, 0)).message(), HasSubstr("unknown kind"));

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
-#include "symbolize/module_symbols.h"
+#include "symbolize/module_symbolizer.h"
 #include "symbolize/perf_map.h"
 #include "symbolize/vdso_image.h"
 
@@ -38,8 +38,23 @@ bool LooksLikeJit(absl::string_view mapping_name) {
 
 class Symbolizer::Impl {
  public:
-  Impl(SymbolizerOptions options, const ProcessFiles* files, const std::vector<Module>* modules)
-      : options_(std::move(options)), files_(files), modules_(modules) {}
+  Impl(SymbolizerOptions options, const ProcessFiles* files, std::vector<Module>* modules)
+      : options_(std::move(options)), files_(files), modules_(modules) {
+    if (!options_.own_root.empty()) {
+      absl::StatusOr<std::shared_ptr<base::RootDir>> own = base::RootDir::Open(options_.own_root);
+      if (own.ok()) own_roots_.push_back({*own, DebugSearchRoot::Kind::kSystem, "the profiler's root"});
+    }
+    for (const std::string& dir : options_.symbol_dirs) {
+      absl::StatusOr<std::shared_ptr<base::RootDir>> root = base::RootDir::Open(dir);
+      if (root.ok()) {
+        own_roots_.push_back({*root, DebugSearchRoot::Kind::kSymbolDir, dir});
+      } else {
+        Warn(absl::StrCat("symbol directory ", dir, " is not usable: ", root.status().message()));
+      }
+    }
+  }
+
+  uint64_t modules_with_debug_info() const { return with_debug_info_; }
 
   Symbolization Resolve(const SymbolRequest& request) {
     const CodeLocation& location = request.location;
@@ -61,6 +76,10 @@ class Symbolizer::Impl {
     for (std::string& w : pending_warnings_) out->push_back(std::move(w));
     pending_warnings_.clear();
   }
+  void FlushNotes(std::vector<std::string>* out) {
+    for (std::string& n : notes_) out->push_back(std::move(n));
+    notes_.clear();
+  }
 
  private:
   static Symbolization Unnamed(absl::string_view module) {
@@ -80,6 +99,8 @@ class Symbolizer::Impl {
   void Warn(std::string warning) {
     if (warned_.insert(warning).second) pending_warnings_.push_back(std::move(warning));
   }
+  // Facts for the log that are not problems (which debug file was used).
+  void Note(std::string note) { notes_.push_back(std::move(note)); }
 
   std::shared_ptr<base::RootDir> RootFor(uint32_t pid) {
     std::shared_ptr<base::RootDir> root = files_ == nullptr ? nullptr : files_->RootFor(pid);
@@ -115,37 +136,54 @@ class Symbolizer::Impl {
       return Unnamed(request.mapping_name);
     }
     const Module& module = (*modules_)[id];
-    const ElfSymbols* symbols = nullptr;
     if (module.path == kVdso) {
-      symbols = Vdso(module);
-    } else if (absl::StartsWith(module.path, "[")) {
-      return Unnamed(module.path);  // [vsyscall], [uprobes]: no file to read
-    } else {
-      symbols = SymbolsOf(id, module);
+      const ElfSymbols* symbols = Vdso(module);
+      if (symbols == nullptr) return Unnamed(module.path);
+      std::optional<SymbolMatch> match = symbols->LookupFileOffset(request.location.value);
+      if (!match.has_value()) return Unnamed(module.path);
+      return Named(module.path, std::move(match->function), match->offset);
     }
-    if (symbols == nullptr) return Unnamed(module.path);
-    std::optional<SymbolMatch> match = symbols->LookupFileOffset(request.location.value);
-    if (!match.has_value()) return Unnamed(module.path);
-    return Named(module.path, std::move(match->function), match->offset);
+    if (absl::StartsWith(module.path, "[")) {
+      return Unnamed(module.path);  // [vsyscall], [uprobes]: no file to read
+    }
+    ModuleSymbolizer* symbolizer = SymbolizerOf(id);
+    if (symbolizer == nullptr) return Unnamed(module.path);
+    Symbolization s;
+    s.module = module.path;
+    s.frames = symbolizer->Lookup(request.location.value);
+    return s;
   }
 
-  const ElfSymbols* SymbolsOf(uint32_t id, const Module& module) {
-    auto [it, inserted] = module_symbols_.try_emplace(id);
+  // Loads a module's symbols once: the file inside the target's root when it
+  // is reachable, its debug file from every search root.
+  ModuleSymbolizer* SymbolizerOf(uint32_t id) {
+    auto [it, inserted] = module_symbolizers_.try_emplace(id);
     if (!inserted) return it->second.get();
-    std::shared_ptr<base::RootDir> root = RootFor(module.example_pid);
-    if (root == nullptr) return nullptr;
-    absl::StatusOr<ModuleSymbols> loaded = LoadModuleSymbols(*root, module);
+    Module& module = (*modules_)[id];
+    std::shared_ptr<base::RootDir> root =
+        files_ == nullptr ? nullptr : files_->RootFor(module.example_pid);
+    std::vector<DebugSearchRoot> roots;
+    if (root != nullptr) roots.push_back({root, DebugSearchRoot::Kind::kSystem, "the target's root"});
+    roots.insert(roots.end(), own_roots_.begin(), own_roots_.end());
+    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(module, root.get(), roots);
     if (!loaded.ok()) {
-      Warn(absl::StrCat("no symbols for ", module.path, ": ", loaded.status().message()));
+      if (root == nullptr && module.build_id.empty()) {
+        Warn(absl::StrCat("files of pid ", module.example_pid,
+                          " are not available; its native frames stay unnamed"));
+      } else {
+        Warn(absl::StrCat("no symbols for ", module.path, ": ", loaded.status().message()));
+      }
       return nullptr;
     }
-    if (!loaded->warning.empty()) Warn(std::move(loaded->warning));
-    if (loaded->symbols->truncated()) {
-      Warn(absl::StrCat(module.path,
-                        ": symbol table cut at the symbol limit; some functions "
-                        "stay unnamed"));
+    for (std::string& w : loaded->warnings) Warn(std::move(w));
+    ModuleSymbolizer& symbolizer = *loaded->symbolizer;
+    if (!symbolizer.build_id().empty()) module.build_id = symbolizer.build_id();
+    if (!symbolizer.segments().empty()) module.segments = symbolizer.segments();
+    if (symbolizer.has_dwarf() || !symbolizer.debug_file().empty()) ++with_debug_info_;
+    if (!symbolizer.debug_file().empty()) {
+      Note(absl::StrCat(module.path, ": debug file ", symbolizer.debug_file()));
     }
-    it->second = std::move(loaded->symbols);
+    it->second = std::move(loaded->symbolizer);
     return it->second.get();
   }
 
@@ -226,14 +264,17 @@ class Symbolizer::Impl {
 
   const SymbolizerOptions options_;
   const ProcessFiles* const files_;
-  const std::vector<Module>* const modules_;
+  std::vector<Module>* const modules_;
+  std::vector<DebugSearchRoot> own_roots_;  // the profiler's root, then -symbols dirs
+  uint64_t with_debug_info_ = 0;
+  std::vector<std::string> notes_;
 
   bool kallsyms_loaded_ = false;
   std::optional<Kallsyms> kallsyms_;
   bool vdso_loaded_ = false;
   std::unique_ptr<ElfSymbols> vdso_;
   // Loaded once per module / pid; a null value records a failed load.
-  absl::flat_hash_map<uint32_t, std::unique_ptr<ElfSymbols>> module_symbols_;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<ModuleSymbolizer>> module_symbolizers_;
   absl::flat_hash_map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;
   absl::flat_hash_map<uint32_t, std::string> missing_maps_;  // pid -> path looked for
 
@@ -242,15 +283,25 @@ class Symbolizer::Impl {
 };
 
 Symbolizer::Symbolizer(SymbolizerOptions options, const ProcessFiles* files,
-                       const std::vector<Module>* modules)
-    : impl_(std::make_unique<Impl>(std::move(options), files, modules)) {}
+                       std::vector<Module>* modules)
+    : impl_(std::make_unique<Impl>(options, files, modules)),
+      retry_unknown_native_(options.retry_unknown_native) {}
 
 Symbolizer::~Symbolizer() = default;
 
 void Symbolizer::Resolve(const std::vector<SymbolRequest>& requests, SymbolTable* table,
                          SymbolizeStats* stats) {
+  absl::flat_hash_set<CodeLocation> retried;
   for (const SymbolRequest& request : requests) {
-    if (table->Find(request.location) != nullptr) continue;  // named earlier, or a repeat
+    if (const Symbolization* known = table->Find(request.location); known != nullptr) {
+      // Named earlier (the snapshot), or a repeat; unknown native code is
+      // looked up again when asked to, once.
+      const bool retry = retry_unknown_native_ && known->frames.empty() &&
+                         request.location.kind == CodeKind::kNative &&
+                         retried.insert(request.location).second;
+      if (!retry) continue;
+      ++stats->retried;
+    }
     Symbolization s = impl_->Resolve(request);
     ++stats->requested;
     if (s.frames.empty()) {
@@ -261,6 +312,8 @@ void Symbolizer::Resolve(const std::vector<SymbolRequest>& requests, SymbolTable
     table->Insert(request.location, std::move(s));
   }
   impl_->FlushWarnings(&stats->warnings);
+  impl_->FlushNotes(&stats->notes);
+  stats->with_debug_info = impl_->modules_with_debug_info();
 }
 
 }  // namespace profcpu::symbolize

@@ -39,6 +39,14 @@ struct SymbolizerOptions {
   // when the recording was taken on this boot of this machine.
   bool use_local_kallsyms = true;
   std::string kallsyms_path = "/proc/kallsyms";
+  // Where debug files are looked for besides the target's root: the
+  // profiler's own root ("" to skip it), then each -symbols DIR in order
+  // (debug_file_finder.h).
+  std::string own_root = "/";
+  std::vector<std::string> symbol_dirs;
+  // Look native locations up again when the table already holds them as
+  // unknown (postprocess -symbols DIR finishing what the sidecar could not).
+  bool retry_unknown_native = false;
 };
 
 // Counts for metadata.json and the log.
@@ -46,13 +54,18 @@ struct SymbolizeStats {
   uint64_t requested = 0;
   uint64_t resolved = 0;
   uint64_t unknown = 0;
+  uint64_t retried = 0;           // unknown native locations looked up again
+  uint64_t with_debug_info = 0;   // modules named with DWARF or a debug file
   std::vector<std::string> warnings;  // one line each, e.g. "kernel symbols hidden: ..."
+  std::vector<std::string> notes;     // for the log: which debug files were used
 };
 
 class Symbolizer {
  public:
-  Symbolizer(SymbolizerOptions options, const ProcessFiles* files,
-             const std::vector<Module>* modules);
+  // `modules` (the replay's, indexed by native locations' space) gains what
+  // reading the files teaches: build-ids and load layouts, which the
+  // snapshot keeps for postprocessing elsewhere.
+  Symbolizer(SymbolizerOptions options, const ProcessFiles* files, std::vector<Module>* modules);
   ~Symbolizer();
 
   // Adds an entry to `table` for every request whose location it lacks.
@@ -62,6 +75,7 @@ class Symbolizer {
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
+  bool retry_unknown_native_ = false;
 };
 
 }  // namespace profcpu::symbolize

@@ -1,6 +1,9 @@
 #include "symbolize/test_util.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <link.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -73,6 +76,93 @@ std::string ReadWholeFile(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+std::string SymfixPath(absl::string_view name) { return absl::StrCat(SYMFIX_DIR, "/", name); }
+std::string SymfixSourcePath() { return SYMFIX_SOURCE; }
+
+namespace {
+
+// Calls `fn(elf)` with the ELF file at `path` open, or does nothing.
+template <typename Fn>
+void WithElf(const std::string& path, Fn fn) {
+  elf_version(EV_CURRENT);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    ADD_FAILURE() << "open " << path;
+    return;
+  }
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  if (elf != nullptr) fn(elf);
+  elf_end(elf);
+  close(fd);
+}
+
+}  // namespace
+
+uint64_t ElfSymbolValue(const std::string& path, absl::string_view name) {
+  uint64_t value = 0;
+  WithElf(path, [&](Elf* elf) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      for (size_t i = 0; data != nullptr && i < shdr.sh_size / shdr.sh_entsize; ++i) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+        const char* n = elf_strptr(elf, shdr.sh_link, sym.st_name);
+        if (n != nullptr && name == n) value = sym.st_value;
+      }
+    }
+  });
+  return value;
+}
+
+std::optional<uint64_t> ElfAddressToOffset(const std::string& path, uint64_t address) {
+  std::optional<uint64_t> offset;
+  WithElf(path, [&](Elf* elf) {
+    size_t count = 0;
+    elf_getphdrnum(elf, &count);
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Phdr phdr;
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD) {
+        continue;
+      }
+      if (address >= phdr.p_vaddr && address - phdr.p_vaddr < phdr.p_filesz) {
+        offset = address - phdr.p_vaddr + phdr.p_offset;
+      }
+    }
+  });
+  return offset;
+}
+
+uint32_t LineContaining(const std::string& path, absl::string_view needle) {
+  std::ifstream in(path);
+  std::string line;
+  for (uint32_t number = 1; std::getline(in, line); ++number) {
+    if (line.find(std::string(needle)) != std::string::npos) return number;
+  }
+  return 0;
+}
+
+std::string ElfBuildId(const std::string& path) {
+  std::string id;
+  WithElf(path, [&](Elf* elf) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_NOTE) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      size_t pos = 0, name_pos = 0, desc_pos = 0;
+      GElf_Nhdr nhdr;
+      while (data != nullptr &&
+             (pos = gelf_getnote(data, pos, &nhdr, &name_pos, &desc_pos)) > 0) {
+        if (nhdr.n_type == NT_GNU_BUILD_ID) {
+          id.assign(static_cast<const char*>(data->d_buf) + desc_pos, nhdr.n_descsz);
+        }
+      }
+    }
+  });
+  return id;
 }
 
 ScratchDir::ScratchDir() {

@@ -29,6 +29,21 @@ uint64_t FixtureOffset(const char* name, uint64_t delta = 0);
 
 std::string ReadWholeFile(const std::string& path);
 
+// The symbols fixtures (tests/fixtures/symbols): "symfix_dwarf5" ->
+// BUILD/tests/fixtures/symbols/symfix_dwarf5, and the fixture's source.
+std::string SymfixPath(absl::string_view name);
+std::string SymfixSourcePath();
+
+// The value of any .symtab symbol (functions, marker labels) of an ELF file,
+// read with libelf independently of the code under test; 0 if absent.
+uint64_t ElfSymbolValue(const std::string& path, absl::string_view name);
+// The file offset of a link-time address through the file's PT_LOAD headers.
+std::optional<uint64_t> ElfAddressToOffset(const std::string& path, uint64_t address);
+// The 1-based number of the first line of `path` containing `needle`; 0 if none.
+uint32_t LineContaining(const std::string& path, absl::string_view needle);
+// The raw GNU build-id of an ELF file ("" if none), read with libelf.
+std::string ElfBuildId(const std::string& path);
+
 // A fresh directory under the test's temp dir, removed (recursively) on
 // destruction.
 class ScratchDir {
