@@ -16,6 +16,7 @@
 #include "collector/base/status_macros.h"
 #include "collector/command_launcher.h"
 #include "collector/proc/proc_reader.h"
+#include "collector/proc/process_environment.h"
 #include "collector/record_orderer.h"
 #include "collector/recording/recording_writer.h"
 
@@ -76,6 +77,8 @@ recording::ProcessInfo DescribeProcess(pid_t pid, uint64_t time_ns) {
   info.namespace_pids = ns_pids.ok() ? *ns_pids : std::vector<uint32_t>{info.pid};
   auto cmdline = ReadCommandLine(pid);
   if (cmdline.ok()) info.command_line = *cmdline;
+  auto env = ProcessEnvironment::Read(pid);
+  if (env.ok()) info.jit_directory = env->DotnetPerfMapDirectory();
   return info;
 }
 

@@ -128,6 +128,7 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.U32(static_cast<uint32_t>(r.namespace_pids.size()));
           for (uint32_t p : r.namespace_pids) w.U32(p);
           w.String(r.command_line);
+          w.String(r.jit_directory);
         } else if constexpr (std::is_same_v<T, Finish>) {
           w.U64(r.end_time_ns);
           w.U64(r.samples);
@@ -283,6 +284,8 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       }
       for (uint32_t i = 0; i < n; ++i) p.namespace_pids.push_back(r.U32());
       p.command_line = r.String();
+      // Added after version 1 was first written: absent in the oldest files.
+      if (r.ok() && r.remaining() > 0) p.jit_directory = r.String();
       record = std::move(p);
       break;
     }

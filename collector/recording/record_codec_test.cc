@@ -64,6 +64,29 @@ TEST(RecordCodecTest, MmapAndHeaderRoundTrip) {
   EXPECT_EQ(ho.boot_id, "abc");
 }
 
+TEST(RecordCodecTest, ProcessInfoRoundTripsAndOldPayloadsDefaultToTmp) {
+  ProcessInfo p;
+  p.pid = 42;
+  p.namespace_pids = {42, 1};
+  p.command_line = "dotnet app.dll";
+  p.jit_directory = "/var/jit";
+  auto out = std::get<ProcessInfo>(RoundTrip(p));
+  EXPECT_EQ(out.namespace_pids, (std::vector<uint32_t>{42, 1}));
+  EXPECT_EQ(out.jit_directory, "/var/jit");
+
+  // A payload written before jit_directory existed.
+  std::string old;
+  base::ByteWriter w(&old);
+  w.U64(0);
+  w.U32(42);
+  w.U32(1);
+  w.U32(42);
+  w.String("app");
+  auto decoded = DecodeRecord(static_cast<uint32_t>(RecordType::kProcessInfo), old);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(std::get<ProcessInfo>(*decoded).jit_directory, "/tmp");
+}
+
 TEST(RecordCodecTest, TruncatedPayloadIsDataLoss) {
   Comm c;
   c.comm = "worker";

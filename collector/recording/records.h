@@ -123,6 +123,9 @@ struct ProcessInfo {
   uint32_t pid = 0;
   std::vector<uint32_t> namespace_pids;  // NStgid from /proc/PID/status
   std::string command_line;
+  // Where the process writes JIT symbol files (perf-PID.map, jit-PID.dump), as
+  // it sees the path: DOTNET_PerfMapJitDumpPath from its environment, else /tmp.
+  std::string jit_directory = "/tmp";
 };
 
 // Last record, written when collection ends normally. Absent after a crash.
