@@ -84,32 +84,51 @@ perf_event_attr Sampler::MakeAttr() const {
   return attr;
 }
 
+absl::Status Sampler::OpenOnCpu(pid_t target, int cpu, unsigned long flags, bool inherit) {
+  perf_event_attr attr = MakeAttr();
+  attr.inherit = inherit ? 1 : 0;
+  auto fd = OpenPerfEvent(attr, target, cpu, options_.event.name, flags);
+  if (absl::IsPermissionDenied(fd.status()) && kernel_stacks_ && events_.empty()) {
+    // Like perf, fall back to user space only rather than failing outright.
+    absl::Status with_kernel = fd.status();
+    kernel_stacks_ = false;
+    attr = MakeAttr();
+    attr.inherit = inherit ? 1 : 0;
+    fd = OpenPerfEvent(attr, target, cpu, options_.event.name, flags);
+    // If even that fails, the first error names everything that is missing.
+    if (!fd.ok()) return with_kernel;
+    warnings_.push_back(absl::StrCat("kernel frames omitted (user space only): ",
+                                     with_kernel.message()));
+  }
+  if (!fd.ok()) return fd.status();
+  if (options_.on_event_opened) PROFCPU_RETURN_IF_ERROR(options_.on_event_opened(fd->get()));
+  std::unique_ptr<RingBuffer>& buffer = buffers_[static_cast<size_t>(cpu)];
+  if (buffer == nullptr) {
+    PROFCPU_ASSIGN_OR_RETURN(buffer, RingBuffer::Map(fd->get(), options_.ring_buffer_pages));
+  } else {
+    PROFCPU_RETURN_IF_ERROR(RedirectOutput(fd->get(), buffer->fd()));
+  }
+  events_.push_back(std::move(*fd));
+  return absl::OkStatus();
+}
+
 absl::Status Sampler::AttachThread(pid_t tid) {
   for (int cpu = 0; cpu < cpus_; ++cpu) {
-    perf_event_attr attr = MakeAttr();
-    auto fd = OpenPerfEvent(attr, tid, cpu, options_.event.name);
-    if (absl::IsPermissionDenied(fd.status()) && kernel_stacks_ && events_.empty()) {
-      // Like perf, fall back to user space only rather than failing outright.
-      absl::Status with_kernel = fd.status();
-      kernel_stacks_ = false;
-      attr = MakeAttr();
-      fd = OpenPerfEvent(attr, tid, cpu, options_.event.name);
-      // If even that fails, the first error names everything that is missing.
-      if (!fd.ok()) return with_kernel;
-      warnings_.push_back(absl::StrCat("kernel frames omitted (user space only): ",
-                                       with_kernel.message()));
-    }
-    if (!fd.ok()) return fd.status();
-    if (options_.on_event_opened) PROFCPU_RETURN_IF_ERROR(options_.on_event_opened(fd->get()));
-    std::unique_ptr<RingBuffer>& buffer = buffers_[static_cast<size_t>(cpu)];
-    if (buffer == nullptr) {
-      PROFCPU_ASSIGN_OR_RETURN(buffer, RingBuffer::Map(fd->get(), options_.ring_buffer_pages));
-    } else {
-      PROFCPU_RETURN_IF_ERROR(RedirectOutput(fd->get(), buffer->fd()));
-    }
-    events_.push_back(std::move(*fd));
+    PROFCPU_RETURN_IF_ERROR(OpenOnCpu(tid, cpu, /*flags=*/0, /*inherit=*/true));
   }
   attached_.insert(tid);
+  return absl::OkStatus();
+}
+
+absl::Status Sampler::AttachCpus(int cgroup_fd) {
+  // Per-CPU events see every task scheduled on their CPU (or, for a cgroup
+  // event, every task of that cgroup and its descendants); tasks created
+  // later are covered without inheritance, which per-CPU events do not use.
+  for (int cpu = 0; cpu < cpus_; ++cpu) {
+    PROFCPU_RETURN_IF_ERROR(OpenOnCpu(cgroup_fd, cpu,
+                                      cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0,
+                                      /*inherit=*/false));
+  }
   return absl::OkStatus();
 }
 

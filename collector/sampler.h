@@ -52,6 +52,10 @@ class Sampler {
   // attaching (already-inherited ones are recognised by their FORK records).
   absl::Status AttachProcess(pid_t pid);
 
+  // Samples every task on every CPU (`cgroup_fd` < 0), or every task of the
+  // cgroup `cgroup_fd` (an open cgroup v2 directory) and its descendants.
+  absl::Status AttachCpus(int cgroup_fd);
+
   // Waits up to `timeout_ms` for a ring buffer to pass its wakeup watermark.
   void Wait(int timeout_ms);
   // Decodes every complete record in every ring buffer and passes it to the sink.
@@ -69,6 +73,9 @@ class Sampler {
   perf_event_attr MakeAttr() const;
   // NotFound if the thread is gone.
   absl::Status AttachThread(pid_t tid);
+  // One event on `cpu` for `target` (a tid, -1, or a cgroup fd with
+  // PERF_FLAG_PID_CGROUP in `flags`), writing into that CPU's ring buffer.
+  absl::Status OpenOnCpu(pid_t target, int cpu, unsigned long flags, bool inherit);
 
   SamplerOptions options_;
   Sink sink_;

@@ -1,13 +1,20 @@
 // Real perf events on this test's own threads: no mocks.
 #include "collector/sampler.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "collector/base/file_io.h"
 #include "collector/perf/event_spec.h"
+#include "collector/proc/cgroup.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::collector {
@@ -96,6 +103,71 @@ TEST(SamplerTest, FollowsThreadsCreatedAfterAttaching) {
   }
   EXPECT_TRUE(saw_fork);
   EXPECT_GT(late_samples, 10u);
+}
+
+TEST(SamplerTest, SystemWideSamplesSeeThisProcess) {
+  g_stop = false;
+  std::thread spinner(Spin);
+  std::vector<recording::Sample> samples;
+  SamplerOptions options;
+  options.event = *ParseEventName("cpu-clock");
+  options.rate = 499;
+  auto sampler = Sampler::Create(options, [&](recording::Record&& r) {
+    if (auto* s = std::get_if<recording::Sample>(&r)) samples.push_back(*s);
+  });
+  ASSERT_TRUE(sampler.ok());
+  ASSERT_TRUE((*sampler)->AttachCpus(-1).ok());
+  for (int i = 0; i < 4; ++i) {
+    (*sampler)->Wait(100);
+    (*sampler)->Drain();
+  }
+  (*sampler)->DisableAll();
+  (*sampler)->Drain();
+  g_stop = true;
+  spinner.join();
+  size_t ours = 0;
+  for (const auto& s : samples) ours += s.pid == static_cast<uint32_t>(::getpid()) ? 1 : 0;
+  EXPECT_GT(ours, 20u);
+}
+
+// A child in a cgroup of its own: a cgroup event samples it and nothing else.
+TEST(SamplerTest, CgroupEventsSampleOnlyTheCgroup) {
+  auto mount = CgroupV2Mount();
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  std::string dir = absl::StrCat(*mount, "/profcpu-sampler-test-", ::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << "tests run as root and need cgroup v2: " << dir;
+  pid_t child = ::fork();
+  if (child == 0) {
+    volatile uint64_t x = 0;
+    while (true) x = x + 1;
+  }
+  ASSERT_TRUE(base::WriteFile(dir + "/cgroup.procs", absl::StrCat(child)).ok());
+  g_stop = false;
+  std::thread spinner(Spin);  // busy too, but outside the cgroup
+  std::vector<recording::Sample> samples;
+  SamplerOptions options;
+  options.event = *ParseEventName("cpu-clock");
+  options.rate = 499;
+  auto sampler = Sampler::Create(options, [&](recording::Record&& r) {
+    if (auto* s = std::get_if<recording::Sample>(&r)) samples.push_back(*s);
+  });
+  ASSERT_TRUE(sampler.ok());
+  base::UniqueFd cgroup(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(cgroup.valid());
+  absl::Status attached = (*sampler)->AttachCpus(cgroup.get());
+  for (int i = 0; i < 4 && attached.ok(); ++i) {
+    (*sampler)->Wait(100);
+    (*sampler)->Drain();
+  }
+  (*sampler)->DisableAll();
+  g_stop = true;
+  spinner.join();
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::rmdir(dir.c_str());
+  ASSERT_TRUE(attached.ok()) << attached;
+  ASSERT_GT(samples.size(), 20u);
+  for (const auto& s : samples) EXPECT_EQ(s.pid, static_cast<uint32_t>(child));
 }
 
 TEST(SamplerTest, DeadProcessIsNotFound) {

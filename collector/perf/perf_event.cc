@@ -31,11 +31,14 @@ int PerfEventParanoid() { return ReadIntSysctl("/proc/sys/kernel/perf_event_para
 int PerfEventMaxStack() { return ReadIntSysctl("/proc/sys/kernel/perf_event_max_stack", 127); }
 
 absl::StatusOr<base::UniqueFd> OpenPerfEvent(const perf_event_attr& attr, pid_t tid, int cpu,
-                                             const std::string& event_name) {
-  long fd = ::syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+                                             const std::string& event_name, unsigned long flags) {
+  long fd = ::syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC | flags);
   if (fd >= 0) return base::UniqueFd(static_cast<int>(fd));
   int err = errno;
-  std::string where = absl::StrCat("perf_event_open(", event_name, ", tid ", tid, ", cpu ", cpu,
+  const bool cgroup = (flags & PERF_FLAG_PID_CGROUP) != 0;
+  std::string where = absl::StrCat("perf_event_open(", event_name, ", ",
+                                   cgroup ? "cgroup" : tid < 0 ? "all tasks" : "tid",
+                                   tid < 0 || cgroup ? "" : absl::StrCat(" ", tid), ", cpu ", cpu,
                                    ")");
   switch (err) {
     case ESRCH:
@@ -44,7 +47,7 @@ absl::StatusOr<base::UniqueFd> OpenPerfEvent(const perf_event_attr& attr, pid_t 
     case EPERM:
       return absl::PermissionDeniedError(absl::StrCat(
           where, ": ", std::strerror(err), ". ",
-          PermissionAdvice(GatherPermissionFacts(tid, attr.exclude_kernel == 0))));
+          PermissionAdvice(GatherPermissionFacts(cgroup ? -1 : tid, attr.exclude_kernel == 0))));
     case ENOENT:
     case EOPNOTSUPP:
     case ENODEV:

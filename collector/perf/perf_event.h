@@ -14,11 +14,13 @@
 
 namespace profcpu::collector {
 
-// Opens an event on `tid` (-1 for all) and `cpu` (-1 for any). Errors:
-// NotFound when the thread is gone, PermissionDenied naming what is missing,
+// Opens an event on `tid` (-1 for all; a cgroup directory fd with
+// PERF_FLAG_PID_CGROUP in `flags`) and `cpu` (-1 for any). Errors: NotFound
+// when the thread is gone, PermissionDenied naming what is missing,
 // Unimplemented when the event does not exist here.
 absl::StatusOr<base::UniqueFd> OpenPerfEvent(const perf_event_attr& attr, pid_t tid, int cpu,
-                                             const std::string& event_name);
+                                             const std::string& event_name,
+                                             unsigned long flags = 0);
 
 // Sends all records of `fd` to the ring buffer of `output_fd` (same CPU).
 absl::Status RedirectOutput(int fd, int output_fd);

@@ -49,7 +49,8 @@ PermissionFacts GatherPermissionFacts(pid_t tid, bool kernel_frames) {
       absl::StrSplit(StatusField(absl::StrCat("/proc/", tid, "/status"), "Uid"),
                      absl::ByAnyChar(" \t"), absl::SkipEmpty());
   std::string mine = absl::StrCat(::getuid());
-  facts.target_is_ours = !uids.empty();
+  facts.all_tasks = tid < 0;
+  facts.target_is_ours = facts.all_tasks || !uids.empty();
   for (const std::string& uid : uids) facts.target_is_ours &= uid == mine;
   return facts;
 }
@@ -61,7 +62,14 @@ std::string PermissionAdvice(const PermissionFacts& f) {
   }
   // perf_event_paranoid (Documentation/admin-guide/perf-security.rst):
   // 2 forbids kernel profiling, 3 (Debian) all profiling, without CAP_PERFMON.
-  if (!f.has_perfmon && (f.paranoid >= 3 || (f.paranoid >= 2 && f.kernel_frames))) {
+  if (f.all_tasks && !f.has_perfmon && f.paranoid >= 1) {
+    // perf-security.rst: paranoid >= 1 reserves per-CPU (system-wide) events.
+    missing.push_back(absl::StrCat(
+        "Profiling every process or a whole container uses per-CPU events, which "
+        "kernel.perf_event_paranoid=", f.paranoid,
+        " reserves to CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8): grant it, or run "
+        "'sysctl kernel.perf_event_paranoid=0'"));
+  } else if (!f.has_perfmon && (f.paranoid >= 3 || (f.paranoid >= 2 && f.kernel_frames))) {
     missing.push_back(absl::StrCat(
         missing.empty() ? "K" : "k", "ernel.perf_event_paranoid is ", f.paranoid, ", which forbids ",
         f.paranoid >= 3 ? "perf events" : "kernel stacks",

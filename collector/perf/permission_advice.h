@@ -16,9 +16,11 @@ struct PermissionFacts {
   bool has_perfmon = false;    // CAP_PERFMON or CAP_SYS_ADMIN in the effective set
   bool has_sys_ptrace = false;
   bool target_is_ours = true;  // same real uid as profcpu
+  bool all_tasks = false;      // per-CPU events for every task or a cgroup
 };
 
-// Reads the facts for sampling `tid` from /proc and sysctls.
+// Reads the facts for sampling `tid` (-1: every task, or a cgroup) from /proc
+// and sysctls.
 PermissionFacts GatherPermissionFacts(pid_t tid, bool kernel_frames);
 
 // A sentence or two: what is missing and how to grant it.

@@ -46,6 +46,16 @@ TEST(PermissionAdviceTest, BothMissingAreBothNamed) {
   EXPECT_NE(advice.find("CAP_PERFMON"), std::string::npos);
 }
 
+TEST(PermissionAdviceTest, SystemWideNeedsPerfmonFromParanoidOne) {
+  PermissionFacts f;
+  f.paranoid = 1;
+  f.kernel_frames = false;
+  f.all_tasks = true;
+  std::string advice = PermissionAdvice(f);
+  EXPECT_NE(advice.find("per-CPU"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("CAP_PERFMON"), std::string::npos) << advice;
+}
+
 TEST(PermissionAdviceTest, GathersFactsAboutThisProcess) {
   PermissionFacts f = GatherPermissionFacts(::getpid(), true);
   EXPECT_TRUE(f.target_is_ours);
