@@ -95,10 +95,19 @@ absl::StatusOr<base::UniqueFd> CreateInside(int dir_fd, const std::string& name)
 }  // namespace
 
 absl::Status WriteTarGz(const std::string& archive_path, const std::vector<ArchiveEntry>& entries) {
+  return WriteArchive(archive_path, ArchiveFormat::kTarGz, entries);
+}
+
+absl::Status WriteArchive(const std::string& archive_path, ArchiveFormat format,
+                          const std::vector<ArchiveEntry>& entries) {
   std::string temp_path = archive_path + ".partial";
   ArchivePtr a(archive_write_new());
-  archive_write_add_filter_gzip(a.get());
-  archive_write_set_format_pax_restricted(a.get());
+  if (format == ArchiveFormat::kZip) {
+    archive_write_set_format_zip(a.get());  // deflated entries, as PerfView reads them
+  } else {
+    archive_write_add_filter_gzip(a.get());
+    archive_write_set_format_pax_restricted(a.get());
+  }
   if (archive_write_open_filename(a.get(), temp_path.c_str()) != ARCHIVE_OK) {
     return ArchiveError(a.get(), absl::StrCat("create ", temp_path));
   }

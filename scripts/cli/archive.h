@@ -1,4 +1,4 @@
-// prof.tar.gz in and out, through libarchive. Writing goes to a temporary
+// prof.tar.gz in and out (and zips out), through libarchive. Writing goes to a temporary
 // name renamed into place only when complete, so a full disk never leaves a
 // half-written archive posing as a good one. Reading treats the archive as
 // hostile: only regular files, no absolute paths or "..", bounded sizes.
@@ -19,6 +19,11 @@ struct ArchiveEntry {
 };
 
 absl::Status WriteTarGz(const std::string& archive_path, const std::vector<ArchiveEntry>& entries);
+
+// The same in another format: a zip (for PerfView's NAME.trace.zip) or tar.gz.
+enum class ArchiveFormat { kTarGz, kZip };
+absl::Status WriteArchive(const std::string& archive_path, ArchiveFormat format,
+                          const std::vector<ArchiveEntry>& entries);
 
 struct ExtractLimits {
   uint64_t max_entry_bytes = 16ull << 30;
