@@ -13,7 +13,7 @@ void FlagSet::Add(std::string name, std::string value_name, std::string default_
                   std::string help) {
   index_[name] = flags_.size();
   flags_.push_back({std::move(name), std::move(value_name), default_value, std::move(help),
-                    default_value, false});
+                    default_value, {}, false});
 }
 
 const FlagSet::Flag* FlagSet::Find(absl::string_view name) const {
@@ -68,6 +68,7 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(
           absl::StrCat("flag -", name, " needs a value (", flag.value_name, ")"));
     }
+    flag.values.push_back(flag.value);
   }
   return absl::OkStatus();
 }
@@ -85,6 +86,11 @@ bool FlagSet::Bool(absl::string_view name) const {
 std::string FlagSet::String(absl::string_view name) const {
   const Flag* flag = Find(name);
   return flag == nullptr ? "" : flag->value;
+}
+
+std::vector<std::string> FlagSet::Strings(absl::string_view name) const {
+  const Flag* flag = Find(name);
+  return flag == nullptr ? std::vector<std::string>() : flag->values;
 }
 
 absl::Status FlagSet::Int(absl::string_view name, int64_t min, int64_t max, int64_t* out) const {

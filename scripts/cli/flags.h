@@ -36,6 +36,9 @@ class FlagSet {
   bool IsSet(absl::string_view name) const;  // given on the command line
   bool Bool(absl::string_view name) const;
   std::string String(absl::string_view name) const;
+  // Every value a repeatable flag was given, in order (`-symbols A -symbols B`);
+  // String() gives the last one.
+  std::vector<std::string> Strings(absl::string_view name) const;
   // InvalidArgument naming the flag if the value is not an integer in [min, max].
   absl::Status Int(absl::string_view name, int64_t min, int64_t max, int64_t* out) const;
   // Seconds, possibly fractional ("30", "0.5").
@@ -53,6 +56,7 @@ class FlagSet {
     std::string default_value;
     std::string help;
     std::string value;
+    std::vector<std::string> values;  // every value given, in order
     bool set = false;
   };
   const Flag* Find(absl::string_view name) const;

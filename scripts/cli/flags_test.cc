@@ -64,6 +64,16 @@ TEST(FlagsTest, ErrorsNameTheProblem) {
   EXPECT_FALSE(negative.Seconds("duration", &seconds).ok());
 }
 
+TEST(FlagsTest, RepeatedFlagKeepsEveryValueInOrder) {
+  FlagSet flags = MakeFlags();
+  ASSERT_TRUE(flags.Parse({"-pid", "a", "--pid=b", "-pid", "c"}).ok());
+  EXPECT_EQ(flags.Strings("pid"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(flags.String("pid"), "c");
+  FlagSet unset = MakeFlags();
+  ASSERT_TRUE(unset.Parse({}).ok());
+  EXPECT_TRUE(unset.Strings("duration").empty());  // the default is not a given value
+}
+
 TEST(FlagsTest, HelpAndUsageListEveryFlag) {
   FlagSet flags = MakeFlags();
   ASSERT_TRUE(flags.Parse({"--help"}).ok());

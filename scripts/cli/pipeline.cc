@@ -27,9 +27,11 @@ bool FileExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// Loads the folder's snapshot into `table` if it matches this recording.
-void LoadSnapshot(const std::string& path, const std::vector<symbolize::Module>& modules,
+// Loads the folder's snapshot into `table` if it matches this recording, and
+// what it learned about each module (build-id, load layout) into `modules`.
+void LoadSnapshot(const std::string& path, std::vector<symbolize::Module>* modules_out,
                   symbolize::SymbolTable* table, RunLog* log) {
+  const std::vector<symbolize::Module>& modules = *modules_out;
   if (!FileExists(path)) return;
   auto bytes = base::ReadFileBounded(path, kMaxSnapshotBytes);
   symbolize::SymbolTable loaded;
@@ -51,6 +53,11 @@ void LoadSnapshot(const std::string& path, const std::vector<symbolize::Module>&
     return;
   }
   *table = std::move(loaded);
+  for (size_t i = 0; i < modules.size(); ++i) {
+    symbolize::Module& module = (*modules_out)[i];
+    if (module.build_id.empty()) module.build_id = snapshot_modules[i].build_id;
+    if (module.segments.empty()) module.segments = snapshot_modules[i].segments;
+  }
   log->Info(absl::StrCat("loaded ", table->size(), " symbolized locations from ", path));
 }
 
@@ -112,13 +119,17 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
                          built.modules.size(), " modules"));
 
   std::string snapshot_path = absl::StrCat(dir, "/", kSymbolsFile);
-  LoadSnapshot(snapshot_path, built.modules, &profile.symbols(), log);
+  LoadSnapshot(snapshot_path, &built.modules, &profile.symbols(), log);
 
   symbolize::SymbolizerOptions symbolizer_options;
   symbolizer_options.use_local_kallsyms =
       !built.summary.header.boot_id.empty() && built.summary.header.boot_id == LocalBootId();
+  symbolizer_options.symbol_dirs = options.symbol_dirs;
+  // With new symbol directories, frames the snapshot left unknown get another try.
+  symbolizer_options.retry_unknown_native = !options.symbol_dirs.empty();
   symbolize::Symbolizer symbolizer(symbolizer_options, options.files, &built.modules);
   symbolizer.Resolve(built.requests, &profile.symbols(), &result.symbols);
+  for (const std::string& note : result.symbols.notes) log->Info(note);
   for (const std::string& warning : result.symbols.warnings) log->Warn(warning);
   log->Info(absl::StrCat("symbolized ", result.symbols.requested, " new locations: ",
                          result.symbols.resolved, " named, ", result.symbols.unknown, " unknown"));

@@ -22,6 +22,9 @@ struct PipelineOptions {
   // Where the profiled processes' files are; nullptr when they are not
   // reachable (postprocess elsewhere): the snapshot must do.
   const symbolize::ProcessFiles* files = nullptr;
+  // -symbols DIR, in order: more places to find debug files (matched by
+  // build-id or debuglink CRC); unknown native frames are looked up again.
+  std::vector<std::string> symbol_dirs;
 };
 
 struct PipelineResult {

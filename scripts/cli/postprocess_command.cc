@@ -40,6 +40,10 @@ int RunPostprocess(const std::vector<std::string>& args) {
                 "it is unpacked first\n(existing files are kept). prof.tar.gz is created if DIR "
                 "has none.");
   flags.Add("dir", "DIR", "", "run folder (or a folder holding prof.tar.gz) (required)");
+  flags.Add("symbols", "DIR", "",
+            "a directory of debug files (a .build-id/ tree, /usr/lib/debug-style paths, or "
+            "files by debuglink or file name, as dotnet-symbol -o leaves them); frames still "
+            "unknown are looked up again, matched by build-id; repeatable");
   absl::Status parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
@@ -86,6 +90,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
 
   PipelineOptions pipeline;
   pipeline.dir = dir;
+  pipeline.symbol_dirs = flags.Strings("symbols");
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());
   std::vector<std::string> extra;
