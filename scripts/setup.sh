@@ -7,6 +7,9 @@ packages=(
   build-essential cmake pkg-config ccache
   libelf-dev libdw-dev libunwind-dev libzstd-dev libabsl-dev
   libgtest-dev libgmock-dev libbpf-dev libarchive-dev nlohmann-json3-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler  # the pprof export (render/proto/profile.proto)
+  golang-go             # `go tool pprof` reads the pprof export in the tests
+  chromium              # the flame graph's script is tested in a headless browser
   linux-perf            # the comparison in bench/ and nothing else
   nodejs                # JIT perf-map tests (node --perf-basic-prof)
   python3 libxml2-utils zstd

@@ -1,0 +1,51 @@
+// Exports a Profile as a pprof profile (the gzipped profile.proto that `go
+// tool pprof`, Pyroscope, Parca and Cloud Profiler read), with its mappings,
+// build-ids, functions, inlined frames and source lines.
+//
+// Addresses stay real: a native frame's location keeps the address sampled,
+// and its mapping is the module loaded at that place (one mapping per module
+// and load address), so memory_start - file_offset is the load bias and pprof
+// can name still-unknown frames later from the module's build-id
+// ($PPROF_BINARY_PATH). Kernel code maps to "[kernel.kallsyms]" and JIT or
+// anonymous memory to "[perf-PID.map]"-style names, which pprof does not try
+// to open. Samples are aggregated per stack, process, thread and thread name,
+// with values [samples, period] and "pid", "tid", "thread" labels.
+#ifndef PROFCPU_RENDER_PPROF_WRITER_H_
+#define PROFCPU_RENDER_PPROF_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fold/profile.h"
+#include "symbolize/code_location.h"
+
+namespace profcpu::render {
+
+struct PprofOptions {
+  // The modules CodeLocation::space names for native code (BuiltProfile::modules).
+  const std::vector<symbolize::Module>* modules = nullptr;
+  std::string event_name = "cpu-clock";  // the sampled event
+  bool frequency_mode = true;            // sample_rate is in Hz (else a period)
+  uint64_t sample_rate = 99;
+  int64_t start_unix_ns = 0;  // wall clock when collection began
+  int64_t duration_ns = 0;
+  std::vector<std::string> comments;  // free text shown by pprof -comments
+};
+
+// The uncompressed profile.proto bytes.
+absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
+                                           const PprofOptions& options);
+
+// gzip (RFC 1952) of `data`, as pprof files are stored.
+absl::StatusOr<std::string> Gzip(absl::string_view data);
+
+// Writes the gzipped profile to `path`.
+absl::Status WritePprofFile(const fold::Profile& profile, const PprofOptions& options,
+                            const std::string& path);
+
+}  // namespace profcpu::render
+
+#endif  // PROFCPU_RENDER_PPROF_WRITER_H_

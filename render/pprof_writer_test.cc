@@ -1,0 +1,204 @@
+#include "render/pprof_writer.h"
+
+#include <zlib.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "proto/profile.pb.h"  // generated from render/proto/profile.proto
+
+namespace profcpu::render {
+namespace {
+
+namespace pb = ::perftools::profiles;
+
+// A profile with a native frame in a library mapped by two processes at
+// different addresses, an inlined frame with a source line, a kernel frame and
+// an unnamed JIT address.
+struct TestProfile {
+  fold::Profile profile;
+  std::vector<symbolize::Module> modules;
+};
+
+TestProfile Make() {
+  TestProfile t;
+  symbolize::Module lib;
+  lib.path = "/usr/lib/libwork.so";
+  lib.build_id = std::string("\xab\xcd\x01\x02", 4);
+  t.modules.push_back(lib);
+
+  auto location = [&](symbolize::CodeKind kind, uint32_t space, uint64_t value,
+                      uint64_t address, bool kernel) {
+    fold::Location l;
+    l.code = {kind, space, value};
+    l.address = address;
+    l.kernel = kernel;
+    return t.profile.InternLocation(l);
+  };
+  // libwork.so's offset 0x1234 in pid 10 (loaded at 0x7f0000000000) and in
+  // pid 20 (at 0x7e0000000000).
+  const uint32_t work10 = location(symbolize::CodeKind::kNative, 0, 0x1234, 0x7f0000001234, false);
+  const uint32_t work20 = location(symbolize::CodeKind::kNative, 0, 0x1234, 0x7e0000001234, false);
+  const uint32_t kernel = location(symbolize::CodeKind::kKernel, 0, 0xffffffff81000010,
+                                   0xffffffff81000010, true);
+  const uint32_t jit = location(symbolize::CodeKind::kProcess, 10, 0x40001000, 0x40001000, false);
+
+  symbolize::Symbolization work;
+  work.module = lib.path;
+  work.frames.push_back({"inner_helper", 4, true, "/src/work.cc", 42});
+  work.frames.push_back({"do_work", 0x34, false, "/src/work.cc", 10});
+  t.profile.symbols().Insert({symbolize::CodeKind::kNative, 0, 0x1234}, work);
+  symbolize::Symbolization syscall;
+  syscall.module = "[kernel.kallsyms]";
+  syscall.frames.push_back({"do_syscall_64", 0x10, false, "", 0});
+  t.profile.symbols().Insert({symbolize::CodeKind::kKernel, 0, 0xffffffff81000010}, syscall);
+  symbolize::Symbolization unknown;
+  unknown.module = "/tmp/perf-10.map";
+  t.profile.symbols().Insert({symbolize::CodeKind::kProcess, 10, 0x40001000}, unknown);
+
+  auto sample = [&](uint32_t pid, std::vector<uint32_t> stack, uint64_t period) {
+    fold::Sample s;
+    s.pid = s.tid = pid;
+    s.comm = t.profile.InternString(pid == 10 ? "app" : "other");
+    s.event = t.profile.InternString("cpu-clock");
+    s.period = period;
+    s.stack = t.profile.InternStack(stack);
+    t.profile.AddSample(s);
+  };
+  sample(10, {kernel, work10}, 1000);
+  sample(10, {kernel, work10}, 1000);  // aggregated with the first
+  sample(10, {jit, work10}, 500);
+  sample(20, {work20}, 2000);
+  return t;
+}
+
+const std::string& Str(const pb::Profile& p, int64_t index) { return p.string_table(index); }
+
+TEST(PprofWriterTest, WritesMappingsBuildIdsFunctionsAndSamples) {
+  TestProfile t = Make();
+  PprofOptions options;
+  options.modules = &t.modules;
+  options.sample_rate = 1000;
+  options.start_unix_ns = 1700000000000000000;
+  options.duration_ns = 3000000000;
+  options.comments = {"profcpu test"};
+  absl::StatusOr<std::string> bytes = SerializePprof(t.profile, options);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*bytes));
+
+  ASSERT_EQ(p.string_table(0), "");
+  ASSERT_EQ(p.sample_type_size(), 2);
+  EXPECT_EQ(Str(p, p.sample_type(0).type()), "samples");
+  EXPECT_EQ(Str(p, p.sample_type(1).type()), "cpu");
+  EXPECT_EQ(Str(p, p.sample_type(1).unit()), "nanoseconds");
+  EXPECT_EQ(p.period(), 1000000);  // 1000 Hz
+  EXPECT_EQ(p.time_nanos(), 1700000000000000000);
+  EXPECT_EQ(p.duration_nanos(), 3000000000);
+  ASSERT_EQ(p.comment_size(), 1);
+  EXPECT_EQ(Str(p, p.comment(0)), "profcpu test");
+
+  // One mapping per load of the library, each recovering the file offset.
+  int library_mappings = 0;
+  for (const pb::Mapping& m : p.mapping()) {
+    if (Str(p, m.filename()) != "/usr/lib/libwork.so") continue;
+    ++library_mappings;
+    EXPECT_EQ(Str(p, m.build_id()), "abcd0102");
+    EXPECT_EQ(m.memory_start() - m.file_offset() + 0x1234, m.memory_start());
+    EXPECT_TRUE(m.has_functions());
+    EXPECT_TRUE(m.has_inline_frames());
+    EXPECT_TRUE(m.has_line_numbers());
+  }
+  EXPECT_EQ(library_mappings, 2);
+  // The main binary first: the outermost frame of the first sample.
+  EXPECT_EQ(Str(p, p.mapping(0).filename()), "/usr/lib/libwork.so");
+
+  // Inlined frames innermost first, with their lines.
+  const pb::Location* native = nullptr;
+  for (const pb::Location& l : p.location()) {
+    if (l.address() == 0x7f0000001234) native = &l;
+  }
+  ASSERT_NE(native, nullptr);
+  ASSERT_EQ(native->line_size(), 2);
+  EXPECT_EQ(native->line(0).line(), 42);
+  const pb::Function& inner = p.function(native->line(0).function_id() - 1);
+  EXPECT_EQ(Str(p, inner.name()), "inner_helper");
+  EXPECT_EQ(Str(p, inner.filename()), "/src/work.cc");
+
+  // Kernel and JIT memory get bracketed names pprof will not try to open.
+  std::vector<std::string> names;
+  for (const pb::Mapping& m : p.mapping()) names.push_back(Str(p, m.filename()));
+  EXPECT_NE(std::find(names.begin(), names.end(), "[kernel.kallsyms]"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "[perf-10.map]"), names.end());
+
+  // Identical samples are aggregated; values are [count, period].
+  ASSERT_EQ(p.sample_size(), 3);
+  EXPECT_EQ(p.sample(0).value(0), 2);
+  EXPECT_EQ(p.sample(0).value(1), 2000);
+  ASSERT_EQ(p.sample(0).location_id_size(), 2);
+  EXPECT_EQ(p.location(p.sample(0).location_id(0) - 1).address(), 0xffffffff81000010);
+  bool labelled = false;
+  for (const pb::Label& label : p.sample(2).label()) {
+    if (Str(p, label.key()) == "thread") labelled = Str(p, label.str()) == "other";
+  }
+  EXPECT_TRUE(labelled);
+}
+
+TEST(PprofWriterTest, OtherEventsCountEvents) {
+  TestProfile t = Make();
+  PprofOptions options;
+  options.event_name = "cycles";
+  options.frequency_mode = false;
+  options.sample_rate = 100000;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*SerializePprof(t.profile, options)));
+  EXPECT_EQ(Str(p, p.sample_type(1).type()), "cycles");
+  EXPECT_EQ(Str(p, p.sample_type(1).unit()), "count");
+  EXPECT_EQ(p.period(), 100000);
+}
+
+TEST(PprofWriterTest, GzipRoundTrips) {
+  const std::string data(100000, 'x');
+  absl::StatusOr<std::string> compressed = Gzip(data);
+  ASSERT_TRUE(compressed.ok());
+  ASSERT_GE(compressed->size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>((*compressed)[0]), 0x1f);  // gzip magic
+  EXPECT_EQ(static_cast<unsigned char>((*compressed)[1]), 0x8b);
+  z_stream stream = {};
+  ASSERT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  std::string out(data.size() + 16, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(compressed->data());
+  stream.avail_in = static_cast<uInt>(compressed->size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  inflateEnd(&stream);
+  EXPECT_EQ(out, data);
+}
+
+TEST(PprofWriterTest, HostileNamesBecomeValidUtf8) {
+  TestProfile t = Make();
+  fold::Sample s = t.profile.samples().front();
+  s.comm = t.profile.InternString("bad\xff\xfename\n");
+  t.profile.AddSample(s);
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*SerializePprof(t.profile, PprofOptions())));
+  bool found = false;
+  for (const std::string& text : p.string_table()) {
+    found = found || text == "bad\xEF\xBF\xBD\xEF\xBF\xBDname\xEF\xBF\xBD";
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(PprofWriterTest, EmptyProfileIsValid) {
+  fold::Profile empty;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*SerializePprof(empty, PprofOptions())));
+  EXPECT_EQ(p.sample_size(), 0);
+  EXPECT_EQ(p.mapping_size(), 0);
+}
+
+}  // namespace
+}  // namespace profcpu::render
