@@ -1,0 +1,282 @@
+"""Off-CPU, wall-clock and BPF-backend profiles of real processes with the
+real BPF programs: blocked time attributed to the right stacks within 10%,
+wall mode split between [on-cpu] and [off-cpu], in-kernel counted on-CPU
+samples, and exact explanations when BPF is not allowed."""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+import unittest
+
+import profcpu_testing as t
+
+# offcpu_blocker blocks ROUNDS x MS in each of three ways.
+ROUNDS = 4
+MS = 150
+KNOWN_US = ROUNDS * MS * 1000
+
+
+def record(out_dir, args, command, timeout=120):
+    """Runs profcpu record ARGS -- COMMAND; returns the run folder and what
+    the command printed (before the folder's path)."""
+    result = t.run_profcpu(["record", "-out", out_dir, *args, "--", *command], timeout=timeout)
+    lines = result.stdout.strip().splitlines()
+    run_dir = lines[-1]
+    if not os.path.isdir(run_dir):
+        raise AssertionError(f"profcpu printed {run_dir!r}, not a folder; stderr:\n{result.stderr}")
+    return run_dir, "\n".join(lines[:-1])
+
+
+def weight(folded, *frames):
+    """Sum of the stacks holding every frame in `frames`, in that order."""
+    total = 0
+    for stack, count in folded.items():
+        position = 0
+        for frame in stack:
+            if position < len(frames) and frames[position](frame):
+                position += 1
+        if position == len(frames):
+            total += count
+    return total
+
+
+def named(name):
+    return lambda frame: frame == name
+
+
+def containing(text):
+    return lambda frame: text in frame
+
+
+class OffCpuTest(unittest.TestCase):
+    """One -mode offcpu run of the pipe/futex/nanosleep fixture."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        cls.run_dir, cls.fixture_said = record(cls.tmp.path, ["-mode", "offcpu"],
+                                               [t.fixture("offcpu_blocker"), str(ROUNDS), str(MS)])
+        cls.folded = t.read_folded(os.path.join(cls.run_dir, "folded_stacks.out"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def assertKnownTime(self, function, kernel_frame):
+        user = weight(self.folded, named("main"), named(function))
+        with_kernel = weight(self.folded, named("main"), named(function), containing(kernel_frame))
+        self.assertAlmostEqual(user, KNOWN_US, delta=KNOWN_US * 0.10,
+                               msg=f"{function}: {user} us off-CPU, expected {KNOWN_US} (the "
+                                   f"fixture measured {self.fixture_said})\n{self.folded}")
+        # The kernel's path shows why it blocked.
+        self.assertAlmostEqual(with_kernel, user, delta=KNOWN_US * 0.02, msg=kernel_frame)
+
+    def test_pipe_read_time_is_attributed(self):
+        self.assertKnownTime("block_on_pipe", "pipe_read")
+
+    def test_futex_wait_time_is_attributed(self):
+        self.assertKnownTime("block_on_futex", "futex_wait")
+
+    def test_nanosleep_time_is_attributed(self):
+        self.assertKnownTime("block_in_nanosleep", "nanosleep")
+
+    def test_outputs_as_for_on_cpu_collection(self):
+        for name in ["flamegraph.svg", "folded_stacks.out", "perf_script.out", "prof.tar.gz",
+                     "metadata.json", "profcpu.log", "recording.zst", "symbols.bin"]:
+            self.assertGreater(os.path.getsize(os.path.join(self.run_dir, name)), 0, name)
+
+    def test_flamegraph_is_cool_and_counts_microseconds(self):
+        with open(os.path.join(self.run_dir, "flamegraph.svg"), encoding="utf-8") as f:
+            svg = f.read()
+        self.assertIn("Off-CPU Time Flame Graph", svg)
+        self.assertIn("block_on_futex", svg)
+        self.assertRegex(svg, r"block_on_futex \([0-9,]+ microseconds")
+        fills = [tuple(map(int, m)) for m in re.findall(r'fill="rgb\((\d+),(\d+),(\d+)\)"', svg)]
+        self.assertGreater(len(fills), 10)
+        # flamegraph.pl's "blue" palette: blue dominates every frame.
+        self.assertTrue(all(b > r and b > g for r, g, b in fills), fills[:5])
+
+    def test_metadata_and_perf_script(self):
+        meta = t.read_metadata(self.run_dir)
+        self.assertEqual(meta["collection"]["mode"], "offcpu")
+        self.assertEqual(meta["samples"]["weight"], "microseconds")
+        self.assertGreaterEqual(meta["samples"]["offcpu_events"], 3 * ROUNDS)
+        self.assertEqual(meta["samples"]["lost_bpf_ring_buffer"], 0)
+        samples = t.parse_like_flamescope(os.path.join(self.run_dir, "perf_script.out"))
+        self.assertEqual(len(samples), meta["samples"]["offcpu_events"])
+        with open(os.path.join(self.run_dir, "perf_script.out"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("offcpu-time:", text)
+        # Periods are the microseconds folded.
+        periods = [int(m) for m in re.findall(r"^\S.*?:\s+(\d+) offcpu-time:", text, re.M)]
+        self.assertEqual(sum(periods), sum(self.folded.values()))
+
+    def test_postprocess_from_archive_alone_gives_the_same_stacks(self):
+        elsewhere = t.TempDir()
+        try:
+            shutil.copy(os.path.join(self.run_dir, "prof.tar.gz"), elsewhere.path)
+            t.run_profcpu(["postprocess", "-dir", elsewhere.path])
+            with open(os.path.join(self.run_dir, "folded_stacks.out"), "rb") as a, \
+                    open(os.path.join(elsewhere.path, "folded_stacks.out"), "rb") as b:
+                self.assertEqual(a.read(), b.read())
+        finally:
+            elsewhere.cleanup()
+
+
+class WallTest(unittest.TestCase):
+    """-mode wall on a fixture half computing, half sleeping."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        cls.seconds = 3
+        cls.run_dir, _ = record(cls.tmp.path, ["-mode", "wall", "-freq", "999"],
+                                [t.fixture("half_sleeper"), str(cls.seconds), "50"])
+        cls.folded = t.read_folded(os.path.join(cls.run_dir, "folded_stacks.out"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_every_stack_is_rooted_under_on_or_off_cpu(self):
+        for stack in self.folded:
+            self.assertIn(stack[1], ("[on-cpu]", "[off-cpu]"), stack)
+
+    def test_about_half_on_and_half_off_cpu(self):
+        on = weight(self.folded, named("[on-cpu]"), named("compute_phase"))
+        sleeping = weight(self.folded, named("[off-cpu]"), named("sleep_phase"))
+        # Waiting for a CPU while computing (a busy machine) is off-CPU time
+        # too, shown under compute_phase with the interrupt that preempted it.
+        waiting = weight(self.folded, named("[off-cpu]"), named("compute_phase"))
+        total = sum(self.folded.values())
+        self.assertGreater(on + sleeping + waiting, 0.9 * total, self.folded)
+        self.assertAlmostEqual(on / sleeping, 1.0, delta=0.2,
+                               msg=f"on-CPU {on} us, sleeping {sleeping} us, waiting for a CPU "
+                                   f"{waiting} us")
+        if waiting < 0.05 * total:  # an idle machine: half and half of the wall time
+            self.assertAlmostEqual(on / total, 0.5, delta=0.1)
+        # The weights are time: the run's wall time, give or take start-up.
+        self.assertAlmostEqual(total / 1e6, self.seconds, delta=0.15 * self.seconds)
+
+    def test_graph_says_microseconds(self):
+        with open(os.path.join(self.run_dir, "flamegraph.svg"), encoding="utf-8") as f:
+            svg = f.read()
+        self.assertIn("Wall-Clock Time Flame Graph", svg)
+        self.assertRegex(svg, r"\[on-cpu\] \([0-9,]+ microseconds")
+        self.assertEqual(t.read_metadata(self.run_dir)["collection"]["mode"], "wall")
+
+
+class BpfBackendTest(unittest.TestCase):
+    """-backend bpf on the 20/30/50% fixture: shares as with perf."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def _collect(self, extra):
+        proc = t.start([t.fixture("cpu_shares")])
+        time.sleep(0.3)
+        try:
+            return t.collect(proc.pid, self.tmp.path, duration=4, freq=999,
+                             extra=["-backend", "bpf", *extra])
+        finally:
+            t.stop(proc)
+
+    def assertShares(self, folded):
+        counts = {name: t.samples_with(folded, lambda f, n=name: f == n)
+                  for name in ["burn_twenty_percent", "burn_thirty_percent", "burn_fifty_percent"]}
+        total = sum(counts.values())
+        # 4 s at 999 Hz of one CPU's worth of work; fewer on a busy machine.
+        self.assertGreater(total, 300, counts)
+        for name, truth in [("burn_twenty_percent", 20), ("burn_thirty_percent", 30),
+                            ("burn_fifty_percent", 50)]:
+            self.assertAlmostEqual(100.0 * counts[name] / total, truth, delta=5.0, msg=counts)
+
+    def test_counted_in_the_kernel(self):
+        run_dir = self._collect([])
+        folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        self.assertShares(folded)
+        meta = t.read_metadata(run_dir)
+        self.assertEqual(meta["collection"]["backend"], "bpf")
+        self.assertEqual(meta["samples"]["total"], sum(folded.values()))
+        # Aggregated entries: far fewer than samples, periods summing to them.
+        samples = t.parse_like_flamescope(os.path.join(run_dir, "perf_script.out"))
+        self.assertLess(len(samples), meta["samples"]["total"] / 5)
+        with open(os.path.join(run_dir, "perf_script.out"), encoding="utf-8") as f:
+            periods = [int(m) for m in re.findall(r"^\S.*?:\s+(\d+) cpu-clock:", f.read(), re.M)]
+        self.assertEqual(sum(periods), sum(folded.values()))
+
+    def test_timestamps_keep_every_sample(self):
+        run_dir = self._collect(["-timestamps"])
+        folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        self.assertShares(folded)
+        samples = t.parse_like_flamescope(os.path.join(run_dir, "perf_script.out"))
+        self.assertEqual(len(samples), sum(folded.values()))
+        times = [s[0] for s in samples]
+        self.assertEqual(times, sorted(times))
+        self.assertGreater(times[-1] - times[0], 3.0)
+
+
+class HighSwitchRateTest(unittest.TestCase):
+    def test_twenty_thousand_switches_a_second_lose_nothing(self):
+        tmp = t.TempDir()
+        try:
+            # 20000 round trips = 40000 hand-offs at 20k a second: 2 s.
+            run_dir, _ = record(tmp.path, ["-mode", "offcpu"],
+                             [t.fixture("context_switcher"), "20000", "0", "20000"])
+            meta = t.read_metadata(run_dir)
+            self.assertGreaterEqual(meta["samples"]["offcpu_events"], 40000)
+            for loss in ["lost_bpf_ring_buffer", "lost_stacks", "lost_bpf_map_full"]:
+                self.assertEqual(meta["samples"][loss], 0, loss)
+            folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+            self.assertGreater(weight(folded, named("wait_turn"), containing("futex_wait")), 0)
+        finally:
+            tmp.cleanup()
+
+
+class WithoutBpfTest(unittest.TestCase):
+    """Capabilities dropped with capsh: each BPF mode says exactly what is
+    missing and what to do; the perf backend keeps working."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+        self.assertIsNotNone(shutil.which("capsh"), "capsh is required (libcap2-bin)")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def _without(self, caps, args):
+        command = " ".join([t.PROFCPU, "record", "-out", self.tmp.path, *args, "--",
+                            t.fixture("half_sleeper"), "1", "20"])
+        return subprocess.run(["capsh", f"--drop={caps}", "--", "-c", command],
+                              capture_output=True, text=True, timeout=120)
+
+    def test_each_bpf_mode_names_the_missing_capability(self):
+        for args, name in [(["-mode", "offcpu"], "-mode offcpu"), (["-mode", "wall"], "-mode wall"),
+                           (["-backend", "bpf"], "-backend bpf")]:
+            result = self._without("cap_bpf,cap_sys_admin", args)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertIn(f"{name} loads BPF programs, which needs CAP_BPF (or CAP_SYS_ADMIN)",
+                          result.stderr)
+            self.assertIn("--cap-add BPF", result.stderr)
+            self.assertIn("-backend perf", result.stderr)
+            self.assertNotIn("CAP_PERFMON", result.stderr.split("lack")[0])
+        result = self._without("cap_bpf,cap_perfmon,cap_sys_admin", ["-mode", "offcpu"])
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("needs CAP_BPF and CAP_PERFMON", result.stderr)
+        # Nothing was sampled: no run folder is left behind.
+        self.assertEqual(os.listdir(self.tmp.path), [])
+
+    def test_perf_backend_keeps_working_without_bpf(self):
+        result = self._without("cap_bpf,cap_sys_admin", ["-mode", "cpu", "-backend", "perf"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        folded = t.read_folded(os.path.join(result.stdout.strip(), "folded_stacks.out"))
+        self.assertGreater(t.samples_with(folded, named("compute_phase")), 10)
+
+
+if __name__ == "__main__":
+    unittest.main()
