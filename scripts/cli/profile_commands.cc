@@ -66,6 +66,17 @@ void AddSamplingFlags(FlagSet* flags) {
   flags->Add("mmap-pages", "N", "256",
              "ring buffer size per CPU in 4 KiB pages, a power of two; raise it if samples "
              "are lost at high frequencies");
+  flags->Add("mode", "MODE", "cpu",
+             "cpu: on-CPU stacks; offcpu: time blocked off the CPU with the stacks it blocked "
+             "in, in microseconds (BPF); wall: both in one graph, rooted under [on-cpu] and "
+             "[off-cpu] (BPF)");
+  flags->Add("backend", "NAME", "perf",
+             "on-CPU sampling: perf (every sample to user space) or bpf (stacks counted in the "
+             "kernel: flat cost at high -freq; needs CAP_BPF and CAP_PERFMON)");
+  flags->Add("timestamps", "", "",
+             "with -backend bpf: keep each sample's time, for a perf_script.out timeline "
+             "(FlameScope); without it BPF counts stacks and perf_script.out holds one entry "
+             "per stack per second");
 }
 
 int UsageError(const FlagSet& flags, absl::string_view message) {
@@ -86,6 +97,29 @@ int MaxSampleRate() {
   return value;
 }
 
+// -mode, -backend and -timestamps (collector/bpf_collection.h).
+absl::Status ReadModeFlags(const FlagSet& flags, collector::CollectionOptions* options) {
+  auto mode = collector::ParseProfileMode(flags.String("mode"));
+  if (!mode.ok()) return mode.status();
+  auto backend = collector::ParseSamplingBackend(flags.String("backend"));
+  if (!backend.ok()) return backend.status();
+  options->profile.mode = *mode;
+  options->profile.backend = *backend;
+  options->profile.timestamps = flags.Bool("timestamps");
+  if (options->profile.timestamps && *backend != collector::SamplingBackend::kBpf) {
+    return absl::InvalidArgumentError(
+        "-timestamps goes with -backend bpf (the perf backend always keeps timestamps)");
+  }
+  // Wall mode adds on-CPU samples to off-CPU time: their periods must be time.
+  if (*mode == collector::ProfileMode::kWall && options->sampler.event.name != "cpu-clock" &&
+      options->sampler.event.name != "task-clock") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "-mode wall weighs on-CPU samples by their time, which '", options->sampler.event.name,
+        "' does not count: use -event cpu-clock (the default) or task-clock"));
+  }
+  return absl::OkStatus();
+}
+
 // Parses the flags shared by collect and record into collection options.
 absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOptions* options) {
   int64_t freq, pages;
@@ -104,7 +138,7 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
   options->sampler.event = *event;
   options->sampler.rate = static_cast<uint64_t>(freq);
   options->sampler.ring_buffer_pages = static_cast<size_t>(pages);
-  return absl::OkStatus();
+  return ReadModeFlags(flags, options);
 }
 
 // -perfmap auto|off: whether profcpu turns .NET perf maps on for the run.
@@ -150,10 +184,17 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   LiveStatus status_line;
   options.on_progress = [&](const collector::Progress& p) { status_line.Update(p); };
 
-  std::fprintf(stderr, "profcpu: profiling %s at %lu Hz (%s)%s; Ctrl-C stops early\n",
+  const collector::BpfCollectionOptions& profile = options.profile;
+  std::string what =
+      profile.mode == collector::ProfileMode::kOffCpu
+          ? std::string("off-CPU time (BPF)")
+          : absl::StrCat(options.sampler.rate, " Hz (", options.sampler.event.name,
+                         profile.backend == collector::SamplingBackend::kBpf ? ", BPF" : "", ")",
+                         profile.mode == collector::ProfileMode::kWall ? " and off-CPU time" : "");
+  std::fprintf(stderr, "profcpu: profiling %s: %s%s; Ctrl-C stops early\n",
                options.command.empty() ? absl::StrCat("pid ", options.pid).c_str()
                                        : absl::StrJoin(options.command, " ").c_str(),
-               static_cast<unsigned long>(options.sampler.rate), options.sampler.event.name.c_str(),
+               what.c_str(),
                options.duration > absl::ZeroDuration()
                    ? absl::StrCat(" for ", absl::FormatDuration(options.duration)).c_str()
                    : "");
@@ -185,7 +226,10 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   if (!options.command.empty()) {
     log.Info(absl::StrCat("command exited with code ", collected->command_exit_code));
   }
-  if (collected->counters.samples == 0) {
+  if (collected->counters.samples == 0 &&
+      options.profile.mode == collector::ProfileMode::kOffCpu) {
+    log.Warn("no off-CPU events: the target did not block while profcpu watched");
+  } else if (collected->counters.samples == 0) {
     log.Warn(options.sampler.event.hardware
                  ? absl::StrCat("the '", options.sampler.event.name,
                                 "' event produced no samples: this machine's PMU counts but does "
