@@ -17,6 +17,9 @@ int RunRecord(const std::vector<std::string>& args);
 int RunPostprocess(const std::vector<std::string>& args);
 int RunPs(const std::vector<std::string>& args);
 int RunPerfmap(const std::vector<std::string>& args);
+int RunFold(const std::vector<std::string>& args);
+int RunFlamegraph(const std::vector<std::string>& args);
+int RunDiff(const std::vector<std::string>& args);
 
 }  // namespace profcpu::cli
 

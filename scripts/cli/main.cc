@@ -22,6 +22,12 @@ constexpr char kUsage[] =
     "  postprocess  rebuild a run folder's outputs: profcpu postprocess -dir DIR\n"
     "  ps           list .NET processes: pids, container, runtime, perf maps on or off\n"
     "  perfmap      turn a .NET 8+ process's perf map on or off: profcpu perfmap enable -pid N\n"
+    "\n"
+    "The FlameGraph tools, built in (same flags, same output, much faster):\n"
+    "  fold         perf script text -> folded stacks (stackcollapse-perf.pl)\n"
+    "  flamegraph   folded stacks -> interactive SVG (flamegraph.pl)\n"
+    "  diff         two folded files -> differential input (difffolded.pl)\n"
+    "\n"
     "  version      print the version\n"
     "\n"
     "Run 'profcpu COMMAND --help' for a command's flags. Flags take one or two dashes\n"
@@ -42,6 +48,9 @@ int main(int argc, char** argv) {
   if (command == "postprocess") return RunPostprocess(args);
   if (command == "ps") return RunPs(args);
   if (command == "perfmap") return RunPerfmap(args);
+  if (command == "fold") return RunFold(args);
+  if (command == "flamegraph") return RunFlamegraph(args);
+  if (command == "diff") return RunDiff(args);
   if (command == "version" || command == "--version" || command == "-version") {
     std::printf("profcpu %s\n", kProfcpuVersion);
     return kExitOk;

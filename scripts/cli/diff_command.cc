@@ -1,0 +1,83 @@
+// `profcpu diff A B`: difffolded.pl. Pairs two folded files stack by stack
+// into "stack countA countB" lines, the input of a differential flame graph:
+//   profcpu diff before.folded after.folded | profcpu flamegraph > diff.svg
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "fold/folded_diff.h"
+#include "fold/folded_reader.h"
+#include "fold/folded_writer.h"
+#include "fold/line_reader.h"
+#include "fold/output_buffer.h"
+#include "scripts/cli/commands.h"
+#include "scripts/cli/flags.h"
+
+namespace profcpu::cli {
+namespace {
+
+int Fail(absl::string_view message) {
+  std::fprintf(stderr, "profcpu diff: %.*s\n", static_cast<int>(message.size()), message.data());
+  return kExitFailure;
+}
+
+absl::StatusOr<fold::FoldedProfile> ReadFile(const std::string& path) {
+  auto reader = fold::LineReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  fold::FoldedReadStats stats;
+  auto profile = fold::ReadFoldedProfile(*reader, &stats);
+  if (!profile.ok()) {
+    return absl::Status(profile.status().code(),
+                        absl::StrCat(path, ": ", profile.status().message()));
+  }
+  if (stats.ignored_lines + stats.overlong_lines > 0) {
+    std::fprintf(stderr, "profcpu diff: %s: ignored %llu lines that are not \"stack count\"\n",
+                 path.c_str(),
+                 static_cast<unsigned long long>(stats.ignored_lines + stats.overlong_lines));
+  }
+  return profile;
+}
+
+}  // namespace
+
+int RunDiff(const std::vector<std::string>& args) {
+  FlagSet flags("diff", "profcpu diff [-n] [-s] BEFORE AFTER",
+                "Pairs the stacks of two folded files (profcpu fold, folded_stacks.out) as\n"
+                "difffolded.pl does and prints \"stack count_before count_after\" lines on stdout,\n"
+                "for a differential flame graph: width shows AFTER, red frames grew, blue ones\n"
+                "shrank.\n"
+                "  profcpu diff before.folded after.folded | profcpu flamegraph > diff.svg\n"
+                "Stacks that vanished have no width in that graph; swap the files and add\n"
+                "--negate to see them.");
+  flags.Add("n", "", "", "normalize: scale BEFORE's counts to AFTER's total");
+  flags.Add("s", "", "", "strip hex numbers (addresses) from names, so they pair up");
+  absl::Status parsed = flags.Parse(args);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "profcpu diff: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
+                 parsed.message().data(), flags.Usage().c_str());
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::printf("%s", flags.Usage().c_str());
+    return kExitOk;
+  }
+  if (flags.positionals().size() != 2) {
+    std::fprintf(stderr, "profcpu diff: needs two folded files, BEFORE and AFTER\n\n%s",
+                 flags.Usage().c_str());
+    return kExitUsage;
+  }
+  auto before = ReadFile(flags.positionals()[0]);
+  if (!before.ok()) return Fail(before.status().message());
+  auto after = ReadFile(flags.positionals()[1]);
+  if (!after.ok()) return Fail(after.status().message());
+  fold::FoldedDiffOptions options;
+  options.normalize = flags.Bool("n");
+  options.strip_hex = flags.Bool("s");
+  fold::OutputBuffer out(stdout);
+  absl::Status written = fold::WriteFolded(fold::DiffFolded(*before, *after, options), &out);
+  if (!written.ok()) return Fail(absl::StrCat("writing stdout: ", written.message()));
+  return kExitOk;
+}
+
+}  // namespace profcpu::cli

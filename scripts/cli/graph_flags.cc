@@ -1,0 +1,112 @@
+#include "scripts/cli/graph_flags.h"
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "collector/base/status_macros.h"
+#include "render/palette.h"
+
+namespace profcpu::cli {
+namespace {
+
+constexpr char kPalettes[] =
+    "hot (default), mem, io, wakeup, chain, java, js, perl, dotnet, red, green, blue, aqua, "
+    "yellow, purple, orange";
+
+absl::Status BadValue(absl::string_view flag, absl::string_view value, absl::string_view want) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("-", flag, " must be ", want, ", got '", value, "'"));
+}
+
+absl::Status ReadNumber(const FlagSet& flags, absl::string_view flag, double* out) {
+  if (!flags.IsSet(flag)) return absl::OkStatus();
+  const std::string value = flags.String(flag);
+  if (!absl::SimpleAtod(value, out) || !std::isfinite(*out)) {
+    return BadValue(flag, value, "a number");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadInteger(const FlagSet& flags, absl::string_view flag, int* out) {
+  if (!flags.IsSet(flag)) return absl::OkStatus();
+  const std::string value = flags.String(flag);
+  if (!absl::SimpleAtoi(value, out)) return BadValue(flag, value, "an integer");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddGraphFlags(FlagSet* flags, GraphFlagStyle style) {
+  const bool all = style == GraphFlagStyle::kFlamegraphPl;
+  flags->Add("title", "TEXT", "", "heading (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")");
+  flags->Add("subtitle", "TEXT", "", "second heading line");
+  flags->Add("width", "PX", "1200", "image width");
+  flags->Add("height", "PX", "16", "height of one frame");
+  flags->Add("minwidth", "PX|N%", "0.1", "leave out frames narrower than this, in pixels or % of the total");
+  if (all) {
+    flags->Add("fonttype", "FONT", "Verdana", "font family");
+    flags->Add("fontsize", "PX", "12", "font size");
+    flags->Add("fontwidth", "F", "0.59", "average glyph width relative to the font size");
+    flags->Add("countname", "TEXT", "samples", "what the counts are (bytes, ms...)");
+    flags->Add("nametype", "TEXT", "Function:", "what the names are, shown on hover");
+  }
+  flags->Add("colors", "PALETTE", "hot", absl::StrCat("frame colours: ", kPalettes));
+  if (all) flags->Add("color", "PALETTE", "", "same as -colors");
+  flags->Add("bgcolors", "COLOR", "", "background: yellow, blue, green, grey or #rrggbb (default: by palette)");
+  flags->Add("hash", "", "", "colour by a hash of the name (similar names, similar colours)");
+  if (all) flags->Add("random", "", "", "random colours (differ on every render)");
+  flags->Add("reverse", "", "", "reverse every stack: merge by callee, leaves at the root");
+  flags->Add("inverted", "", "", "icicle graph: root at the top");
+  if (all) {
+    flags->Add("flamechart", "", "", "flame chart: stacks in input (time) order, not merged by name");
+    flags->Add("negate", "", "", "differential graphs: swap the hues (red shrank, blue grew)");
+    flags->Add("notes", "TEXT", "", "text kept in an XML comment in the SVG");
+    flags->Add("total", "N", "", "count that spans the full width (to draw graphs to one scale)");
+    flags->Add("factor", "F", "1", "multiply the counts shown by F");
+  }
+}
+
+absl::Status ReadGraphFlags(const FlagSet& flags, render::FlameGraphOptions* options) {
+  if (flags.IsSet("title")) options->title = flags.String("title");
+  if (flags.IsSet("subtitle")) options->subtitle = flags.String("subtitle");
+  PROFCPU_RETURN_IF_ERROR(ReadInteger(flags, "width", &options->width));
+  PROFCPU_RETURN_IF_ERROR(ReadInteger(flags, "height", &options->frame_height));
+  if (flags.IsSet("minwidth")) {
+    // flamegraph.pl: /^([0-9.]+)%?$/.
+    const std::string value = flags.String("minwidth");
+    absl::string_view number = value;
+    options->min_width_is_percent = absl::ConsumeSuffix(&number, "%");
+    if (number.empty() || number.find_first_not_of("0123456789.") != absl::string_view::npos ||
+        !absl::SimpleAtod(number, &options->min_width)) {
+      return BadValue("minwidth", value, "pixels or a percentage such as 0.5%");
+    }
+  }
+  if (flags.IsSet("fonttype")) options->font_type = flags.String("fonttype");
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "fontsize", &options->font_size));
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "fontwidth", &options->font_width));
+  if (flags.IsSet("countname")) options->count_name = flags.String("countname");
+  if (flags.IsSet("nametype")) options->name_type = flags.String("nametype");
+  for (absl::string_view flag : {"colors", "color"}) {
+    if (!flags.IsSet(flag)) continue;
+    auto palette = render::ParsePalette(flags.String(flag));
+    if (!palette.ok()) return absl::InvalidArgumentError(absl::StrCat("-", flag, ": ", palette.status().message()));
+    options->palette = *palette;
+  }
+  if (flags.IsSet("bgcolors")) options->bg_colors = flags.String("bgcolors");
+  if (flags.IsSet("hash")) options->hash_colors = flags.Bool("hash");
+  if (flags.IsSet("random")) options->random_colors = flags.Bool("random");
+  if (flags.IsSet("reverse")) options->reverse = flags.Bool("reverse");
+  if (flags.IsSet("inverted")) options->inverted = flags.Bool("inverted");
+  if (flags.IsSet("flamechart")) options->flamechart = flags.Bool("flamechart");
+  if (flags.IsSet("negate")) options->negate = flags.Bool("negate");
+  if (flags.IsSet("notes")) options->notes = flags.String("notes");
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "total", &options->total));
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "factor", &options->factor));
+  // Ranges, and what may go into the SVG's style sheet.
+  return render::ValidateFlameGraphOptions(*options);
+}
+
+}  // namespace profcpu::cli
