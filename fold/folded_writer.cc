@@ -35,6 +35,7 @@ FrameNameOptions NameOptions(const FoldOptions& options) {
   names.annotate_kernel = options.annotate_kernel;
   names.annotate_jit = options.annotate_jit;
   names.include_addrs = options.include_addrs;
+  names.annotate_precompiled = options.annotate_precompiled;
   return names;
 }
 

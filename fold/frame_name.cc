@@ -173,6 +173,8 @@ void FrameNamer::AppendOne(absl::string_view pc, absl::string_view part,
     if (!absl::StrContains(name, "_[i]")) out->append("_[i]");
   } else if (options_.annotate_kernel && IsKernelModule(module)) {
     out->append("_[k]");
+  } else if (options_.annotate_precompiled && absl::EndsWith(part, "[PreJIT]")) {
+    out->append("_[p]");
   } else if (options_.annotate_jit && IsJitModule(module)) {
     if (!absl::StrContains(name, "_[j]")) out->append("_[j]");
   }

@@ -32,6 +32,11 @@ struct FrameNameOptions {
   bool annotate_kernel = false;  // --kernel (or --all): "_[k]" on kernel frames
   bool annotate_jit = false;     // --jit (or --all): "_[j]" on /tmp/perf-N.map frames
   bool include_addrs = false;    // --addrs: "[module <pc>]" for unknown symbols
+  // profcpu's own mark, not the script's: "_[p]" on .NET precompiled
+  // (ReadyToRun) code, which CoreCLR's jitdump names "...[PreJIT]"; the
+  // tidying below drops that tag with the argument list, so the mark keeps
+  // the fact for the renderer's dotnet palette. Wins over "_[j]".
+  bool annotate_precompiled = false;
 };
 
 // Drops a trailing "+0x<lowercase hex>" (perf >= 4.8 prints symbol offsets).

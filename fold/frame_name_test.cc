@@ -111,6 +111,22 @@ TEST(FrameNameTest, InlineChainsAndAnnotations) {
   EXPECT_EQ(Names("a->->b", "/bin/x"), "a;_[i];b_[i]");
 }
 
+TEST(FrameNameTest, PrecompiledDotnetCodeMarkedWhenAsked) {
+  // CoreCLR's jitdump tags ReadyToRun code [PreJIT]; the tidying drops the
+  // tag with the arguments, so profcpu's "_[p]" keeps it.
+  const std::string prejit = "instance void [App] App::Run(int32)[PreJIT]+0x10";
+  FrameNameOptions marks;
+  marks.annotate_jit = marks.annotate_precompiled = true;
+  EXPECT_EQ(Names(prejit, "/tmp/jit-42.dump", false, marks), "instance void [App] App::Run_[p]");
+  EXPECT_EQ(Names(prejit, "/tmp/perf-42.map", false, marks), "instance void [App] App::Run_[p]");
+  EXPECT_EQ(Names("App::Run(int32)[OptimizedTier1]", "/tmp/perf-42.map", false, marks),
+            "App::Run_[j]");
+  // Off by default, as in stackcollapse-perf.pl.
+  FrameNameOptions jit;
+  jit.annotate_jit = true;
+  EXPECT_EQ(Names(prejit, "/tmp/perf-42.map", false, jit), "instance void [App] App::Run_[j]");
+}
+
 TEST(FrameNameTest, SkippedSymbols) {
   int count = -1;
   EXPECT_EQ(Names("(deleted)", "/x", false, {}, &count), "");

@@ -10,6 +10,7 @@ FrameNameOptions NameOptions(const StackCollapseOptions& options) {
   names.annotate_kernel = options.annotate_kernel;
   names.annotate_jit = options.annotate_jit;
   names.include_addrs = options.include_addrs;
+  names.annotate_precompiled = options.annotate_precompiled;
   return names;
 }
 

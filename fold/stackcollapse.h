@@ -32,6 +32,7 @@ struct StackCollapseOptions {
   bool annotate_kernel = false;  // --kernel (--all sets both annotations)
   bool annotate_jit = false;     // --jit
   bool include_addrs = false;    // --addrs
+  bool annotate_precompiled = false;  // profcpu's --prejit: "_[p]" (frame_name.h)
   std::string event_filter;      // --event-filter; empty: the first event seen
   // Memory bound for hostile input (a "sample" that never ends): frames past
   // this many bytes of names are dropped and counted. Real stacks stay far

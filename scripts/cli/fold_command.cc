@@ -43,7 +43,7 @@ int RunFold(const std::vector<std::string>& args) {
   FlagSet flags(
       "fold",
       "profcpu fold [--pid] [--tid] [--kernel] [--jit] [--all] [--addrs] [--event-filter EV] "
-      "[FILE...|-]",
+      "[--prejit] [FILE...|-]",
       "Folds perf script text (from perf script or profcpu's perf_script.out) into one line\n"
       "per distinct stack, \"comm;outer;...;leaf count\", on stdout: the output of\n"
       "stackcollapse-perf.pl, byte for byte, ready for profcpu flamegraph or flamegraph.pl.\n"
@@ -57,6 +57,9 @@ int RunFold(const std::vector<std::string>& args) {
   flags.Add("all", "", "", "both --kernel and --jit");
   flags.Add("addrs", "", "", "name unknown frames by address: [module <addr>]");
   flags.Add("event-filter", "EV", "", "keep only samples of event EV (e.g. cycles)");
+  flags.Add("prejit", "", "",
+            "profcpu's own: mark .NET precompiled (ReadyToRun) frames, named \"...[PreJIT]\", "
+            "with _[p] for --colors dotnet (stackcollapse-perf.pl has no such option)");
   absl::Status parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::fprintf(stderr, "profcpu fold: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
@@ -75,6 +78,7 @@ int RunFold(const std::vector<std::string>& args) {
   options.annotate_jit = flags.Bool("jit") || flags.Bool("all");
   options.include_addrs = flags.Bool("addrs");
   options.event_filter = flags.String("event-filter");
+  options.annotate_precompiled = flags.Bool("prejit");
 
   std::vector<std::string> files = flags.positionals();
   if (files.empty()) files.push_back("-");
