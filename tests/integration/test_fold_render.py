@@ -1,0 +1,361 @@
+"""The FlameGraph tools built into profcpu, through the real binary:
+`profcpu fold` against stackcollapse-perf.pl's own outputs (every file of
+../shared/testdata/stackcollapse-perf), `profcpu flamegraph` and `profcpu
+diff`, and the SVG's script driven in a real browser (headless Chromium)."""
+
+import functools
+import html
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import unittest
+
+import profcpu_testing as t
+
+TESTDATA = os.environ.get(
+    "PROFCPU_STACKCOLLAPSE_TESTDATA",
+    os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "testdata",
+                 "stackcollapse-perf"))
+
+
+def fold(args, data=None):
+    return subprocess.run([t.PROFCPU, "fold", *args], input=data, capture_output=True,
+                          timeout=120)
+
+
+def flamegraph(args, data):
+    result = subprocess.run([t.PROFCPU, "flamegraph", *args], input=data.encode(),
+                            capture_output=True, timeout=120)
+    return result
+
+
+FRAME = re.compile(r'<g><title>([^<]*)</title><rect x="([\d.]+)" y="([\d.]+)" '
+                   r'width="([\d.]+)" height="[\d.]+" fill="([^"]+)"')
+
+
+def frames(svg):
+    """[(title, x, y, width, fill)] of the frames drawn."""
+    return [(html.unescape(m.group(1)), float(m.group(2)), float(m.group(3)),
+             float(m.group(4)), m.group(5)) for m in FRAME.finditer(svg)]
+
+
+def titles(svg):
+    return [f[0] for f in frames(svg)]
+
+
+def assert_well_formed(test, svg_bytes):
+    path = os.path.join(tempfile.mkdtemp(prefix="profcpu-svg-"), "graph.svg")
+    with open(path, "wb") as f:
+        f.write(svg_bytes)
+    if shutil.which("xmllint") is None:
+        test.fail("xmllint is required: apt-get install libxml2-utils (scripts/setup.sh)")
+    result = subprocess.run(["xmllint", "--noout", "--nonet", path], capture_output=True,
+                            text=True)
+    test.assertEqual(result.returncode, 0, result.stderr)
+    shutil.rmtree(os.path.dirname(path))
+
+
+class FoldTestdataTest(unittest.TestCase):
+    """Every NAME.OPTION.folded the upstream script wrote, byte for byte."""
+
+    def test_every_expected_file(self):
+        inputs = os.path.join(TESTDATA, "input")
+        expected = os.path.join(TESTDATA, "expected")
+        self.assertTrue(os.path.isdir(expected), f"missing test data: {expected}")
+        names = sorted(os.listdir(expected))
+        self.assertGreater(len(names), 50, "the expected outputs are missing")
+        compared = 0
+        for name in names:
+            stem, option, ext = name.rsplit(".", 2)
+            self.assertEqual(ext, "folded", name)
+            source = os.path.join(inputs, stem + ".txt")
+            self.assertTrue(os.path.isfile(source), f"no input for {name}")
+            args = [] if option == "default" else [f"--{option}"]
+            result = fold(args + [source])
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(expected, name), "rb") as f:
+                want = f.read()
+            self.assertTrue(result.stdout == want,
+                            f"profcpu fold {' '.join(args)} {stem}.txt differs from {name}")
+            compared += 1
+        self.assertEqual(compared, len(names))
+
+    def test_stdin_dash_and_several_files(self):
+        source = os.path.join(TESTDATA, "input", "perf-vertx-stacks-01.txt")
+        with open(source, "rb") as f:
+            data = f.read()
+        from_file = fold([source])
+        from_stdin = fold(["-"], data)
+        self.assertEqual(from_stdin.returncode, 0)
+        self.assertEqual(from_stdin.stdout, from_file.stdout)
+        self.assertGreater(len(from_file.stdout), 1000)
+        # Several files read as one stream, as the script's <> reads them.
+        twice = fold([source, source])
+        self.assertEqual(twice.returncode, 0)
+        self.assertEqual(twice.stdout, fold(["-"], data + data).stdout)
+        self.assertNotEqual(twice.stdout, from_file.stdout)
+
+    def test_errors(self):
+        missing = fold(["/nonexistent/perf.txt"])
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn(b"/nonexistent/perf.txt", missing.stderr)
+        bad = fold(["--bogus"])
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn(b"unknown flag", bad.stderr)
+        self.assertIn(b"--event-filter", fold(["--help"]).stdout)
+
+
+class FlamegraphCommandTest(unittest.TestCase):
+    FOLDED = ("main;worker;handle;parse_request 30\n"
+              "main;worker;handle;compute;mix_block 50\n"
+              "main;worker;handle;compute 10\n"
+              "main;logger;write_log_lines;write_[k] 10\n")
+
+    def test_frames_counts_and_options(self):
+        result = flamegraph(["--title", "My Graph", "--countname", "ms", "--width", "800"],
+                            self.FOLDED)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        svg = result.stdout.decode()
+        self.assertIn(">My Graph</text>", svg)
+        self.assertIn('width="800"', svg)
+        got = titles(svg)
+        self.assertIn("all (100 ms, 100%)", got)
+        self.assertIn("compute (60 ms, 60.00%)", got)
+        self.assertIn("write (10 ms, 10.00%)", got)  # annotation not shown
+        by_title = {f[0]: f for f in frames(svg)}
+        self.assertAlmostEqual(by_title["mix_block (50 ms, 50.00%)"][3], 390, delta=0.02)
+        assert_well_formed(self, result.stdout)
+
+    def test_inverted_reverse_and_minwidth(self):
+        svg = flamegraph(["--inverted"], self.FOLDED).stdout.decode()
+        self.assertIn(">Icicle Graph</text>", svg)
+        roots = [f for f in frames(svg) if f[0].startswith("all ")]
+        leaves = [f for f in frames(svg) if f[0].startswith("mix_block ")]
+        self.assertLess(roots[0][2], leaves[0][2])  # the root hangs at the top
+        # Reversed, leaves become roots: mix_block is a child of "all".
+        svg = flamegraph(["--reverse"], self.FOLDED).stdout.decode()
+        depth = {f[0].split(" (")[0]: f[2] for f in frames(svg)}
+        self.assertEqual(depth["mix_block"], depth["write"])
+        self.assertGreater(depth["mix_block"], depth["main"])
+        # --minwidth 15%: only frames of at least 15 samples.
+        svg = flamegraph(["--minwidth", "15%"], self.FOLDED).stdout.decode()
+        self.assertNotIn("write_log_lines", svg)
+        self.assertIn("parse_request", svg)
+
+    def test_differential_from_profcpu_diff(self):
+        tmp = tempfile.mkdtemp(prefix="profcpu-diff-")
+        try:
+            before = os.path.join(tmp, "before.folded")
+            after = os.path.join(tmp, "after.folded")
+            with open(before, "w") as f:
+                f.write("main;a 10\nmain;b 30\nmain;e 7\n")
+            with open(after, "w") as f:
+                f.write("main;a 20\nmain;b 10\nmain;c;d 5\n")
+            diff = subprocess.run([t.PROFCPU, "diff", before, after], capture_output=True,
+                                  text=True, timeout=60)
+            self.assertEqual(diff.returncode, 0, diff.stderr)
+            self.assertEqual(diff.stdout, "main;a 10 20\nmain;b 30 10\nmain;c;d 0 5\nmain;e 7 0\n")
+            svg = flamegraph([], diff.stdout).stdout.decode()
+            by_name = {f[0].split(" (")[0]: f for f in frames(svg)}
+            self.assertEqual(by_name["a"][0], "a (20 samples, 57.14%; +28.57%)")
+            self.assertEqual(by_name["a"][4], "rgb(255,105,105)")  # grew: red
+            self.assertEqual(by_name["b"][4], "rgb(0,0,255)")      # shrank most: blue
+            self.assertNotIn("e", by_name)                         # gone: no width
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_hostile_names_stay_valid_xml(self):
+        folded = ("main;<script>alert(1)</script>;a&b 3\n"
+                  "main;\"quoted\" 'single';]]> -- 2\n").encode()
+        folded += b"main;bad\xff\xfe\x01bytes 1\n"
+        result = subprocess.run([t.PROFCPU, "flamegraph", "--notes", "n <x> -- y"],
+                                input=folded, capture_output=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        assert_well_formed(self, result.stdout)
+        self.assertNotIn(b"<script>alert", result.stdout)
+
+    def test_empty_input_fails_with_a_small_svg(self):
+        result = flamegraph([], "")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(b"No stack counts found", result.stderr)
+        assert_well_formed(self, result.stdout)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+# Drives the graph in an iframe (same origin, so the page can reach in) and
+# reports what the user would see after each step as JSON in #out.
+HARNESS = """<!doctype html><html><body>
+<iframe id="f" src="graph.svg%(query)s" width="1200" height="600"></iframe>
+<pre id="out">not run</pre>
+<script>
+function frameNamed(d, prefix) {
+  return Array.from(d.querySelectorAll("#frames > g")).find(function (g) {
+    return g.querySelector("title").textContent.indexOf(prefix + " (") === 0;
+  });
+}
+function state(w, d) {
+  var names = {};
+  Array.from(d.querySelectorAll("#frames > g")).forEach(function (g) {
+    var name = g.querySelector("title").textContent.split(" (")[0];
+    names[name] = {cls: g.getAttribute("class") || "",
+                   x: g.querySelector("rect").getAttribute("x"),
+                   y: g.querySelector("rect").getAttribute("y"),
+                   width: g.querySelector("rect").getAttribute("width"),
+                   label: g.querySelector("text").textContent};
+  });
+  return {frames: names, url: w.location.search,
+          matched: d.getElementById("matched").textContent,
+          matchedClass: d.getElementById("matched").getAttribute("class") || "",
+          unzoomClass: d.getElementById("unzoom").getAttribute("class") || "",
+          ignorecaseClass: d.getElementById("ignorecase").getAttribute("class") || "",
+          details: d.getElementById("details").textContent};
+}
+document.getElementById("f").addEventListener("load", function () {
+  var w = this.contentWindow, d = this.contentDocument, steps = {};
+  try {
+    steps.loaded = state(w, d);
+    %(steps)s
+  } catch (e) { steps.error = String(e) + " " + e.stack; }
+  document.getElementById("out").textContent = JSON.stringify(steps);
+});
+</script></body></html>"""
+
+INTERACT = """
+    var rect = frameNamed(d, "compute").querySelector("rect");
+    rect.dispatchEvent(new w.MouseEvent("mouseover", {bubbles: true}));
+    steps.hover = state(w, d);
+    rect.dispatchEvent(new w.MouseEvent("mouseout", {bubbles: true}));
+    rect.dispatchEvent(new w.MouseEvent("click", {bubbles: true}));
+    steps.zoom = state(w, d);
+    w.prompt = function () { return "MIX_|parse"; };
+    w.dispatchEvent(new w.KeyboardEvent("keydown", {key: "f", ctrlKey: true, bubbles: true}));
+    steps.search = state(w, d);
+    w.dispatchEvent(new w.KeyboardEvent("keydown", {key: "i", ctrlKey: true, bubbles: true}));
+    steps.ignorecase = state(w, d);
+    d.getElementById("unzoom").dispatchEvent(new w.MouseEvent("click", {bubbles: true}));
+    steps.unzoom = state(w, d);
+    w.prompt = function () { return "(unclosed"; };
+    w.dispatchEvent(new w.KeyboardEvent("keydown", {key: "F3", bubbles: true}));
+    steps.badregex = state(w, d);
+    w.dispatchEvent(new w.KeyboardEvent("keydown", {key: "Escape", bubbles: true}));
+    steps.escape = state(w, d);
+"""
+
+
+class BrowserTest(unittest.TestCase):
+    """The SVG's script in headless Chromium: hover, zoom, search, URL state."""
+
+    FOLDED = ("main;worker;handle;parse_request 30\n"
+              "main;worker;handle;compute;mix_block 50\n"
+              "main;worker;handle;compute 10\n"
+              "main;logger;write_log_lines;write 10\n"
+              "main;odd<&>\"name\" 1\n")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        if cls.chromium is None:
+            raise AssertionError("chromium is required: apt-get install chromium "
+                                 "(scripts/setup.sh installs it)")
+        cls.tmp = tempfile.mkdtemp(prefix="profcpu-browser-")
+        svg = flamegraph([], cls.FOLDED)
+        assert svg.returncode == 0, svg.stderr
+        with open(os.path.join(cls.tmp, "graph.svg"), "wb") as f:
+            f.write(svg.stdout)
+        handler = functools.partial(_QuietHandler, directory=cls.tmp)
+        cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        cls.thread = threading.Thread(target=cls.server.serve_forever, daemon=True)
+        cls.thread.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.shutdown()
+        cls.server.server_close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_page(self, steps, query=""):
+        name = f"harness{abs(hash((steps, query)))}.html"
+        with open(os.path.join(self.tmp, name), "w") as f:
+            f.write(HARNESS % {"query": query, "steps": steps})
+        profile = tempfile.mkdtemp(prefix="profcpu-chromium-")
+        try:
+            result = subprocess.run(
+                [self.chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", f"--user-data-dir={profile}", "--virtual-time-budget=10000",
+                 "--dump-dom", f"http://127.0.0.1:{self.server.server_port}/{name}"],
+                capture_output=True, text=True, timeout=120)
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+        match = re.search(r'<pre id="out">(.*?)</pre>', result.stdout, re.S)
+        self.assertIsNotNone(match, f"no result from chromium:\n{result.stderr[-2000:]}")
+        steps_out = json.loads(html.unescape(match.group(1)))
+        self.assertNotIn("error", steps_out, steps_out.get("error"))
+        return steps_out
+
+    def test_hover_zoom_search_case_and_reset(self):
+        s = self.run_page(INTERACT)
+        loaded = s["loaded"]["frames"]
+        self.assertIn('odd<&>"name"', loaded)  # escaped in the file, intact on screen
+        self.assertEqual(s["hover"]["details"], "Function: compute (60 samples, 59.41%)")
+        self.assertEqual(s["zoom"]["details"].strip(), "")
+
+        # Zoom: compute fills the width, its callers stretch and dim, the rest hides.
+        zoom = s["zoom"]["frames"]
+        self.assertAlmostEqual(float(zoom["compute"]["width"]), 1180, delta=0.01)
+        self.assertAlmostEqual(float(zoom["mix_block"]["width"]), 1180 * 50 / 60, delta=0.02)
+        for caller in ["handle", "worker", "main"]:
+            self.assertIn("parent", zoom[caller]["cls"], caller)
+            self.assertAlmostEqual(float(zoom[caller]["width"]), 1180, delta=0.01)
+        for other in ["parse_request", "logger", "write"]:
+            self.assertIn("hide", zoom[other]["cls"], other)
+        self.assertNotIn("hide", s["zoom"]["unzoomClass"])
+        self.assertRegex(s["zoom"]["url"], r"[?&]x=[\d.]+&y=[\d.]+")
+
+        # Search inside the zoom: a case-sensitive "MIX_" misses; parse_request is hidden.
+        search = s["search"]
+        self.assertEqual(search["matched"], "Matched: 0.0%")
+        self.assertIn("s=MIX_%7Cparse", search["url"])
+        # Ctrl-I: case-insensitive, mix_block matches: 50 of compute's 60.
+        ic = s["ignorecase"]
+        self.assertIn("show", ic["ignorecaseClass"])
+        self.assertIn("match", ic["frames"]["mix_block"]["cls"])
+        self.assertEqual(ic["matched"], "Matched: 83.3%")
+
+        # Reset Zoom: everything back in place, the search stays and counts
+        # the whole graph: parse_request 30 + mix_block 50 of 101.
+        unzoom = s["unzoom"]
+        self.assertEqual(unzoom["frames"], {name: dict(f, cls=unzoom["frames"][name]["cls"])
+                                            for name, f in s["loaded"]["frames"].items()})
+        self.assertIn("match", unzoom["frames"]["parse_request"]["cls"])
+        self.assertEqual(unzoom["matched"], "Matched: 79.2%")
+        self.assertNotRegex(unzoom["url"], r"[?&]x=")
+        self.assertIn("hide", unzoom["unzoomClass"])
+
+        self.assertEqual(s["badregex"]["matched"], "Invalid regular expression")
+        self.assertNotIn("s=", s["escape"]["url"])
+        self.assertIn("hide", s["escape"]["matchedClass"])
+
+    def test_state_restored_from_the_url(self):
+        s = self.run_page(INTERACT)
+        zoom_query = s["zoom"]["url"]
+        restored = self.run_page("", query=zoom_query.replace("&amp;", "&") + "&s=write")
+        frames_state = restored["loaded"]["frames"]
+        self.assertAlmostEqual(float(frames_state["compute"]["width"]), 1180, delta=0.01)
+        self.assertIn("hide", frames_state["logger"]["cls"])
+        # "write" matches only hidden frames in this zoom.
+        self.assertEqual(restored["loaded"]["matched"], "Matched: 0.0%")
+        self.assertIn("match", frames_state["write_log_lines"]["cls"])
+
+
+if __name__ == "__main__":
+    unittest.main()
