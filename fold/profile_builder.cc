@@ -13,7 +13,7 @@ namespace {
 
 class Builder {
  public:
-  explicit Builder(BuiltProfile* out) : out_(out) {}
+  Builder(BuiltProfile* out, const BuildOptions& options) : out_(out), options_(options) {}
 
   void On(const recording::Header& header) {
     RecordingSummary& summary = out_->summary;
@@ -28,7 +28,10 @@ class Builder {
                                         : summary.mode == "offcpu" ? "offcpu-time"
                                                                    : header.event_name);
   }
-  void On(const recording::Mmap& mmap) { spaces_.OnMmap(mmap); }
+  void On(const recording::Mmap& mmap) {
+    spaces_.OnMmap(mmap);
+    if (options_.jit != nullptr) options_.jit->OnMmap(mmap);
+  }
   void On(const recording::Comm& comm) {
     spaces_.OnComm(comm);
     comms_[comm.tid] = out_->profile.InternString(comm.comm);
@@ -76,8 +79,8 @@ class Builder {
     if (sample.truncated) ++summary.truncated_stacks;
 
     stack_.clear();
-    AddChain(sample.pid, sample.kernel_ips, /*kernel=*/true);
-    AddChain(sample.pid, sample.user_ips, /*kernel=*/false);
+    AddChain(sample.pid, sample.time_ns, sample.kernel_ips, /*kernel=*/true);
+    AddChain(sample.pid, sample.time_ns, sample.user_ips, /*kernel=*/false);
     // Wall mode weighs by time: a cpu-clock period is nanoseconds on the CPU.
     AddSample(sample.time_ns, sample.pid, sample.tid, sample.cpu,
               wall_ ? Microseconds(sample.period) : sample.period, kOnCpuRoot);
@@ -98,13 +101,13 @@ class Builder {
     uint64_t start = off.time_ns >= off.duration_ns ? off.time_ns - off.duration_ns : 0;
     CountSampleTime(start);
     unsorted_ = true;
-    AddStacks(off.pid, off.kernel_stack, off.user_stack);
+    AddStacks(off.pid, start, off.kernel_stack, off.user_stack);
     AddSample(start, off.pid, off.tid, off.cpu, Microseconds(off.duration_ns), kOffCpuRoot);
   }
   void On(const recording::StackSample& sample) {
     out_->summary.samples += sample.count > 0 ? sample.count - 1 : 0;
     CountSampleTime(sample.time_ns);
-    AddStacks(sample.pid, sample.kernel_stack, sample.user_stack);
+    AddStacks(sample.pid, sample.time_ns, sample.kernel_stack, sample.user_stack);
     // Counted samples weigh their count; in wall mode, their time on the CPU.
     AddSample(sample.time_ns, sample.pid, sample.tid, sample.cpu,
               wall_ ? Microseconds(sample.period) : sample.count, kOnCpuRoot);
@@ -144,7 +147,7 @@ class Builder {
   }
 
   // Appends the chains of two StackTrace ids to stack_ (cleared first).
-  void AddStacks(uint32_t pid, int32_t kernel_stack, int32_t user_stack) {
+  void AddStacks(uint32_t pid, uint64_t time_ns, int32_t kernel_stack, int32_t user_stack) {
     stack_.clear();
     for (auto [id, kernel] : {std::pair{kernel_stack, true}, std::pair{user_stack, false}}) {
       if (id == recording::kNoStack) continue;
@@ -153,7 +156,7 @@ class Builder {
         ++out_->summary.missing_stacks;
         continue;
       }
-      AddChain(pid, it->second, kernel);
+      AddChain(pid, time_ns, it->second, kernel);
     }
   }
 
@@ -187,7 +190,7 @@ class Builder {
     return root_ids_[root] - 1;
   }
 
-  void AddChain(uint32_t pid, const std::vector<uint64_t>& ips, bool kernel) {
+  void AddChain(uint32_t pid, uint64_t time_ns, const std::vector<uint64_t>& ips, bool kernel) {
     for (size_t i = 0; i < ips.size(); ++i) {
       // Every entry but the first of each context is a return address: it
       // points after the call, which may already be the next function. Look
@@ -195,6 +198,11 @@ class Builder {
       uint8_t adjust = (i > 0 && ips[i] > 0) ? 1 : 0;
       symbolize::NormalizedAddress normalized =
           spaces_.Normalize(pid, ips[i] - adjust, kernel);
+      if (normalized.location.kind == symbolize::CodeKind::kProcess && options_.jit != nullptr) {
+        // The same JIT address names different code at different times.
+        normalized.location.epoch =
+            options_.jit->Generation(pid, normalized.location.value, time_ns);
+      }
       Location location;
       location.address = ips[i];
       location.code = normalized.location;
@@ -214,6 +222,7 @@ class Builder {
   }
 
   BuiltProfile* out_;
+  const BuildOptions& options_;
   symbolize::AddressSpaceTracker spaces_;
   absl::flat_hash_map<uint32_t, uint32_t> comms_;  // tid -> string id
   absl::flat_hash_map<symbolize::CodeLocation, std::string> requested_;
@@ -227,9 +236,10 @@ class Builder {
 
 }  // namespace
 
-absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader) {
+absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,
+                                          const BuildOptions& options) {
   BuiltProfile out;
-  Builder builder(&out);
+  Builder builder(&out, options);
   bool saw_header = false;
   while (true) {
     auto record = reader.Next();

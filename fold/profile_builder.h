@@ -14,6 +14,7 @@
 #include "collector/recording/records.h"
 #include "fold/profile.h"
 #include "symbolize/code_location.h"
+#include "symbolize/jit_history.h"
 #include "symbolize/symbolizer.h"
 
 namespace profcpu::fold {
@@ -51,7 +52,16 @@ struct BuiltProfile {
   std::vector<symbolize::SymbolRequest> requests;
 };
 
-absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader);
+// What the replay may ask of the symbolizer's side without opening a file
+// itself (fold opens no file of the target).
+struct BuildOptions {
+  // Time-resolves JIT addresses into generations (CodeLocation::epoch):
+  // told every mapping record, asked about every per-process address.
+  symbolize::JitCodeHistory* jit = nullptr;
+};
+
+absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,
+                                          const BuildOptions& options = {});
 
 }  // namespace profcpu::fold
 

@@ -13,7 +13,8 @@ namespace {
 
 using recording::Record;
 
-absl::StatusOr<BuiltProfile> Build(const std::vector<Record>& records, const char* name) {
+absl::StatusOr<BuiltProfile> Build(const std::vector<Record>& records, const char* name,
+                                    const BuildOptions& options = {}) {
   std::string path = std::string(::testing::TempDir()) + "/" + name;
   auto writer = recording::RecordingWriter::Create(path);
   EXPECT_TRUE(writer.ok());
@@ -21,7 +22,7 @@ absl::StatusOr<BuiltProfile> Build(const std::vector<Record>& records, const cha
   EXPECT_TRUE((*writer)->Close().ok());
   auto reader = recording::RecordingReader::Open(path);
   EXPECT_TRUE(reader.ok());
-  return BuildProfile(**reader);
+  return BuildProfile(**reader, options);
 }
 
 recording::Header MakeHeader() {
@@ -152,6 +153,67 @@ TEST(ProfileBuilderTest, CountsLossesByReason) {
   EXPECT_EQ(built->summary.throttle_events, 1u);
   ASSERT_TRUE(built->summary.finish.has_value());
   EXPECT_EQ(built->summary.finish->stop_reason, "duration");
+}
+
+// A JIT history where code at 0x7000 changed at time 1000.
+class FakeJitHistory : public symbolize::JitCodeHistory {
+ public:
+  void OnMmap(const recording::Mmap& mmap) override { mmaps.push_back(mmap.filename); }
+  uint32_t Generation(uint32_t pid, uint64_t address, uint64_t time_ns) override {
+    asked.push_back({pid, address});
+    if (address < 0x7000 || address >= 0x8000) return 0;
+    return time_ns < 1000 ? 1 : 2;
+  }
+  std::vector<std::string> mmaps;
+  std::vector<std::pair<uint32_t, uint64_t>> asked;
+};
+
+TEST(ProfileBuilderTest, JitAddressesAreTimeResolved) {
+  recording::Mmap jitdump = Map(10, 0x10000, 0x1000, 0, "/tmp/jit-10.dump");
+  std::vector<Record> records = {
+      MakeHeader(),
+      jitdump,
+      Map(10, 0x400000, 0x1000, 0, "/usr/bin/app"),
+      SampleOf(10, 10, 500, {}, {0x7010}),           // code A
+      SampleOf(10, 10, 1500, {}, {0x7010}),          // code B at the same address
+      SampleOf(10, 10, 1600, {}, {0x7010, 0x7020}),  // caller: looked up at 0x701F
+      SampleOf(10, 10, 1700, {}, {0x400010}),        // native: not asked
+  };
+  FakeJitHistory jit;
+  BuildOptions options;
+  options.jit = &jit;
+  auto built = Build(records, "jit.rec", options);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Profile& p = built->profile;
+  auto leaf = [&](size_t i) { return p.location(p.stack(p.samples()[i].stack)[0]).code; };
+  EXPECT_EQ(leaf(0).epoch, 1u);
+  EXPECT_EQ(leaf(1).epoch, 2u);
+  EXPECT_FALSE(leaf(0) == leaf(1));
+  EXPECT_EQ(leaf(1), leaf(2));
+  EXPECT_EQ(leaf(3).kind, symbolize::CodeKind::kNative);
+  EXPECT_EQ(leaf(3).epoch, 0u);
+  EXPECT_EQ(jit.mmaps, (std::vector<std::string>{"/tmp/jit-10.dump", "/usr/bin/app"}));
+  EXPECT_EQ(jit.asked, (std::vector<std::pair<uint32_t, uint64_t>>{
+                           {10, 0x7010}, {10, 0x7010}, {10, 0x7010}, {10, 0x701F}}));
+  // One request per (address, generation).
+  EXPECT_EQ(built->requests.size(), 4u);
+}
+
+TEST(ProfileBuilderTest, DotNetImagesStayPerProcess) {
+  std::vector<Record> records = {
+      MakeHeader(),
+      Map(10, 0x7f0000000000, 0x10000, 0, "/app/System.Private.CoreLib.dll"),
+      SampleOf(10, 10, 5, {}, {0x7f0000000100}),
+  };
+  auto built = Build(records, "dll.rec");
+  ASSERT_TRUE(built.ok());
+  const Profile& p = built->profile;
+  const Location& location = p.location(p.stack(p.samples()[0].stack)[0]);
+  EXPECT_EQ(location.code.kind, symbolize::CodeKind::kProcess);
+  EXPECT_EQ(location.code.value, 0x7f0000000100u);
+  ASSERT_EQ(built->requests.size(), 1u);
+  EXPECT_EQ(built->requests[0].mapping_name, "/app/System.Private.CoreLib.dll");
+  EXPECT_TRUE(built->modules.empty());
 }
 
 TEST(ProfileBuilderTest, RecordingWithoutHeaderIsRejected) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace profcpu::symbolize {
 
@@ -14,6 +15,11 @@ bool IsAnonymousMapping(absl::string_view filename) {
          absl::StartsWith(filename, "/memfd:") || absl::StartsWith(filename, "[anon") ||
          filename == "[heap]" || absl::StartsWith(filename, "[stack") ||
          absl::StartsWith(filename, "/dev/zero") || absl::StartsWith(filename, "/SYSV");
+}
+
+bool IsManagedImageMapping(absl::string_view filename) {
+  absl::ConsumeSuffix(&filename, " (deleted)");
+  return absl::EndsWithIgnoreCase(filename, ".dll");
 }
 
 absl::string_view AddressSpaceTracker::InternName(const std::string& name) {
@@ -80,7 +86,9 @@ void AddressSpaceTracker::OnMmap(const recording::Mmap& mmap) {
   mapping.end = end;
   mapping.file_offset = mmap.file_offset;
   mapping.name = InternName(mmap.filename);
-  if (!IsAnonymousMapping(mmap.filename)) mapping.module = InternModule(mmap);
+  if (!IsAnonymousMapping(mmap.filename) && !IsManagedImageMapping(mmap.filename)) {
+    mapping.module = InternModule(mmap);
+  }
   space.insert_or_assign(start, mapping);
 }
 

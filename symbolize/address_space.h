@@ -57,6 +57,12 @@ class AddressSpaceTracker {
 // anonymous memory, JIT double-mapped memfds, heap and stack.
 bool IsAnonymousMapping(absl::string_view filename);
 
+// True for a mapping of a .NET assembly image (NAME.dll, any case): not ELF,
+// its precompiled (ReadyToRun) code is named by the runtime's jitdump
+// ([PreJIT] records) by address, so such addresses stay per process
+// (kProcess) like JIT code rather than (module, offset).
+bool IsManagedImageMapping(absl::string_view filename);
+
 }  // namespace profcpu::symbolize
 
 #endif  // PROFCPU_SYMBOLIZE_ADDRESS_SPACE_H_

@@ -12,7 +12,7 @@
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/module_symbolizer.h"
-#include "symbolize/perf_map.h"
+#include "symbolize/jit_sources.h"
 #include "symbolize/vdso_image.h"
 
 namespace profcpu::symbolize {
@@ -21,25 +21,19 @@ namespace {
 constexpr absl::string_view kUnknownModule = "[unknown]";
 constexpr absl::string_view kVdso = "[vdso]";
 
-// Where a JIT runtime writes its map, as the process sees itself
-// (jit-interface.txt: /tmp/perf-%d.map with the pid from getpid()).
-std::string PerfMapPathInside(uint32_t namespace_pid) {
-  return absl::StrCat("/tmp/perf-", namespace_pid, ".map");
-}
-
-// True for mapping names that hold JIT code when a runtime has one: the ones
-// worth a hint about perf maps when they stay unnamed.
-bool LooksLikeJit(absl::string_view mapping_name) {
-  return absl::StartsWith(mapping_name, "//anon") || absl::StartsWith(mapping_name, "/memfd:") ||
-         absl::StartsWith(mapping_name, "[anon");
-}
-
 }  // namespace
 
 class Symbolizer::Impl {
  public:
-  Impl(SymbolizerOptions options, const ProcessFiles* files, std::vector<Module>* modules)
-      : options_(std::move(options)), files_(files), modules_(modules) {
+  Impl(SymbolizerOptions options, const ProcessFiles* files, std::vector<Module>* modules,
+       JitSources* jit)
+      : options_(std::move(options)), files_(files), modules_(modules), jit_(jit) {
+    if (jit_ == nullptr) {
+      // No shared sources given: read each process's JIT files in its root.
+      own_jit_files_ = std::make_unique<TargetJitFiles>(files_);
+      own_jit_ = std::make_unique<JitSources>(own_jit_files_.get(), files_);
+      jit_ = own_jit_.get();
+    }
     if (!options_.own_root.empty()) {
       absl::StatusOr<std::shared_ptr<base::RootDir>> own = base::RootDir::Open(options_.own_root);
       if (own.ok()) own_roots_.push_back({*own, DebugSearchRoot::Kind::kSystem, "the profiler's root"});
@@ -73,6 +67,7 @@ class Symbolizer::Impl {
 
   // Moves the warnings raised since the last call into `out`.
   void FlushWarnings(std::vector<std::string>* out) {
+    jit_->TakeWarnings(&pending_warnings_);
     for (std::string& w : pending_warnings_) out->push_back(std::move(w));
     pending_warnings_.clear();
   }
@@ -211,55 +206,9 @@ class Symbolizer::Impl {
   }
 
   Symbolization ResolveProcess(const SymbolRequest& request) {
-    const uint32_t pid = request.location.space;
-    const PerfMap* map = PerfMapOf(pid);
-    if (map != nullptr) {
-      std::optional<PerfMapMatch> match = map->Lookup(request.location.value);
-      // perf names JIT frames' module after the map with the pid it was
-      // recorded under; FlameScope and stackcollapse --jit key on that.
-      if (match.has_value()) {
-        return Named(absl::StrCat("/tmp/perf-", pid, ".map"), std::string(match->name),
-                     match->offset);
-      }
-    } else if (missing_maps_.contains(pid) && LooksLikeJit(request.mapping_name)) {
-      Warn(absl::StrCat("pid ", pid, " has JIT code but no ", missing_maps_[pid],
-                        "; its JIT frames stay [unknown] (for .NET, set DOTNET_PerfMapEnabled=1 "
-                        "in its environment; for Node.js, run it with --perf-basic-prof)"));
-    }
+    std::optional<Symbolization> named = jit_->Resolve(request.location, request.mapping_name);
+    if (named.has_value()) return std::move(*named);
     return Unnamed(request.mapping_name);
-  }
-
-  const PerfMap* PerfMapOf(uint32_t pid) {
-    auto [it, inserted] = perf_maps_.try_emplace(pid);
-    if (!inserted) return it->second.get();
-    std::shared_ptr<base::RootDir> root = RootFor(pid);
-    if (root == nullptr) return nullptr;
-    const uint32_t namespace_pid = files_->NamespacePid(pid);
-    const std::string path = PerfMapPathInside(namespace_pid);
-    const std::string what = absl::StrCat(path, " of pid ", pid);
-    absl::StatusOr<base::UniqueFd> fd = root->OpenFile(path);
-    if (!fd.ok()) {
-      if (absl::IsNotFound(fd.status())) {
-        missing_maps_.emplace(pid, path);
-      } else {
-        Warn(absl::StrCat("cannot read ", what, ": ", fd.status().message()));
-      }
-      return nullptr;
-    }
-    // The target owns the file: a FIFO or device there must not block us.
-    struct stat st;
-    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      Warn(absl::StrCat("cannot read ", what, ": not a regular file"));
-      return nullptr;
-    }
-    absl::StatusOr<PerfMap> map = PerfMap::Read(fd->get(), what);
-    if (!map.ok()) {
-      Warn(absl::StrCat("cannot read ", what, ": ", map.status().message()));
-      return nullptr;
-    }
-    for (std::string& w : map->Warnings(what)) Warn(std::move(w));
-    it->second = std::make_unique<PerfMap>(std::move(*map));
-    return it->second.get();
   }
 
   const SymbolizerOptions options_;
@@ -275,16 +224,17 @@ class Symbolizer::Impl {
   std::unique_ptr<ElfSymbols> vdso_;
   // Loaded once per module / pid; a null value records a failed load.
   absl::flat_hash_map<uint32_t, std::unique_ptr<ModuleSymbolizer>> module_symbolizers_;
-  absl::flat_hash_map<uint32_t, std::unique_ptr<PerfMap>> perf_maps_;
-  absl::flat_hash_map<uint32_t, std::string> missing_maps_;  // pid -> path looked for
+  JitSources* jit_;
+  std::unique_ptr<TargetJitFiles> own_jit_files_;
+  std::unique_ptr<JitSources> own_jit_;
 
   absl::flat_hash_set<std::string> warned_;
   std::vector<std::string> pending_warnings_;
 };
 
 Symbolizer::Symbolizer(SymbolizerOptions options, const ProcessFiles* files,
-                       std::vector<Module>* modules)
-    : impl_(std::make_unique<Impl>(options, files, modules)),
+                       std::vector<Module>* modules, JitSources* jit)
+    : impl_(std::make_unique<Impl>(options, files, modules, jit)),
       retry_unknown_native_(options.retry_unknown_native) {}
 
 Symbolizer::~Symbolizer() = default;

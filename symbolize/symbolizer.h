@@ -18,6 +18,8 @@ namespace profcpu::symbolize {
 
 // Where the symbolizer finds a process's files. Implemented by the command
 // (which knows the roots it opened during collection).
+class JitSources;
+
 class ProcessFiles {
  public:
   virtual ~ProcessFiles() = default;
@@ -65,7 +67,10 @@ class Symbolizer {
   // `modules` (the replay's, indexed by native locations' space) gains what
   // reading the files teaches: build-ids and load layouts, which the
   // snapshot keeps for postprocessing elsewhere.
-  Symbolizer(SymbolizerOptions options, const ProcessFiles* files, std::vector<Module>* modules);
+  // `jit` names JIT locations; when null, the Symbolizer reads each
+  // process's perf map and jitdump in its root itself.
+  Symbolizer(SymbolizerOptions options, const ProcessFiles* files, std::vector<Module>* modules,
+             JitSources* jit = nullptr);
   ~Symbolizer();
 
   // Adds an entry to `table` for every request whose location it lacks.

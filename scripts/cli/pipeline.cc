@@ -14,6 +14,9 @@
 #include "fold/perf_script_writer.h"
 #include "render/flamegraph.h"
 #include "scripts/cli/output_dir.h"
+#include "scripts/cli/jit_files.h"
+#include "symbolize/dotnet_names.h"
+#include "symbolize/jit_sources.h"
 #include "symbolize/symbol_snapshot.h"
 
 namespace profcpu::cli {
@@ -106,7 +109,14 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
   const std::string& dir = options.dir;
   PROFCPU_ASSIGN_OR_RETURN(auto reader,
                            recording::RecordingReader::Open(absl::StrCat(dir, "/", kRecordingFile)));
-  PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built, fold::BuildProfile(*reader));
+  // JIT files are read from the run folder's copies (made from the target's
+  // root on first use), by the replay for generations and by the symbolizer
+  // for names: the same bytes wherever the pipeline runs.
+  ArchivedJitFiles jit_files(dir, options.files, log);
+  symbolize::JitSources jit(&jit_files, options.files);
+  fold::BuildOptions build_options;
+  build_options.jit = &jit;
+  PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built, fold::BuildProfile(*reader, build_options));
   PipelineResult result;
   result.summary = built.summary;
   fold::Profile& profile = built.profile;
@@ -127,8 +137,10 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
   symbolizer_options.symbol_dirs = options.symbol_dirs;
   // With new symbol directories, frames the snapshot left unknown get another try.
   symbolizer_options.retry_unknown_native = !options.symbol_dirs.empty();
-  symbolize::Symbolizer symbolizer(symbolizer_options, options.files, &built.modules);
+  symbolize::Symbolizer symbolizer(symbolizer_options, options.files, &built.modules, &jit);
   symbolizer.Resolve(built.requests, &profile.symbols(), &result.symbols);
+  for (const std::string& loaded : jit.Loaded()) log->Info(absl::StrCat("JIT symbols from ", loaded));
+  result.jit_files = ListJitFiles(dir);
   for (const std::string& note : result.symbols.notes) log->Info(note);
   for (const std::string& warning : result.symbols.warnings) log->Warn(warning);
   log->Info(absl::StrCat("symbolized ", result.symbols.requested, " new locations: ",
@@ -151,6 +163,13 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
   };
   PROFCPU_RETURN_IF_ERROR(
       write(kSymbolsFile, symbolize::SerializeSnapshot(profile.symbols(), built.modules)));
+  // The snapshot keeps the runtime's names whole; the outputs may drop the
+  // .NET tier annotations.
+  if (options.strip_tiers) {
+    size_t stripped = symbolize::StripTierSuffixes(&profile.symbols());
+    log->Info(absl::StrCat("-strip-tiers: removed the tier annotation from ", stripped,
+                           " JIT frame names"));
+  }
 
   // BPF counts and off-CPU time are weights carried as periods.
   fold::FoldOptions fold_options;

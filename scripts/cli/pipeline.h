@@ -25,6 +25,9 @@ struct PipelineOptions {
   // -symbols DIR, in order: more places to find debug files (matched by
   // build-id or debuglink CRC); unknown native frames are looked up again.
   std::vector<std::string> symbol_dirs;
+  // -strip-tiers: drop the .NET tier annotation ("[OptimizedTier1]") from
+  // JIT frame names in the outputs (the snapshot keeps them).
+  bool strip_tiers = false;
 };
 
 struct PipelineResult {
@@ -33,6 +36,9 @@ struct PipelineResult {
   uint64_t unknown_frames_in_samples = 0;
   // Processes with JIT/anonymous frames: whose perf maps are worth keeping.
   std::vector<uint32_t> jit_pids;
+  // Copies of the processes' JIT files in the run folder (jit/...), relative
+  // paths, for the archive.
+  std::vector<std::string> jit_files;
   std::vector<std::string> files_written;
 };
 

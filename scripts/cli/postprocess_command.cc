@@ -44,6 +44,9 @@ int RunPostprocess(const std::vector<std::string>& args) {
             "a directory of debug files (a .build-id/ tree, /usr/lib/debug-style paths, or "
             "files by debuglink or file name, as dotnet-symbol -o leaves them); frames still "
             "unknown are looked up again, matched by build-id; repeatable");
+  flags.Add("strip-tiers", "", "",
+            "drop the .NET tier annotation ([OptimizedTier1], [QuickJitted], [PreJIT]...) from "
+            "JIT frame names, so one method's tiers fold into one frame");
   absl::Status parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
@@ -91,15 +94,10 @@ int RunPostprocess(const std::vector<std::string>& args) {
   PipelineOptions pipeline;
   pipeline.dir = dir;
   pipeline.symbol_dirs = flags.Strings("symbols");
+  pipeline.strip_tiers = flags.Bool("strip-tiers");
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());
-  std::vector<std::string> extra;
-  if (Exists(absl::StrCat(dir, "/", kJitDir))) {
-    for (uint32_t pid : result->jit_pids) {
-      std::string name = absl::StrCat(kJitDir, "/perf-", pid, ".map");
-      if (Exists(absl::StrCat(dir, "/", name))) extra.push_back(name);
-    }
-  }
+  std::vector<std::string> extra = result->jit_files;
   std::string summary = SummaryLine(*result);
   log.Info(summary);
   absl::Status finished = FinishRun(dir, *result, extra, /*write_archive=*/!had_archive, &log);

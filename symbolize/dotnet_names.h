@@ -1,0 +1,31 @@
+// .NET method names as the runtime writes them into perf maps and jitdumps:
+// "instance int32 [App] App.Calc::Sum(int32)[OptimizedTier1]". The bracketed
+// suffix is the code's tier (DOTNET_PerfMapShowOptimizationTiers, on by
+// default): worth seeing when tiering matters, noise when comparing
+// profiles, where one method's tiers split into several frames. profcpu keeps
+// it by default and strips it on request (-strip-tiers).
+#ifndef PROFCPU_SYMBOLIZE_DOTNET_NAMES_H_
+#define PROFCPU_SYMBOLIZE_DOTNET_NAMES_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "symbolize/symbol_table.h"
+
+namespace profcpu::symbolize {
+
+// `name` without a trailing CoreCLR tier annotation ("[OptimizedTier1]",
+// "[QuickJitted]", "[PreJIT]", ...); unchanged when it has none. Only the
+// runtime's own tier names are removed, so "int[]" or "List[T]" stay.
+absl::string_view StripTierSuffix(absl::string_view name);
+
+// The tier annotation of `name` without brackets ("OptimizedTier1"), or "".
+absl::string_view TierOf(absl::string_view name);
+
+// Strips the tier suffix from every frame of every JIT location (kProcess)
+// in `table`; returns how many frames changed.
+size_t StripTierSuffixes(SymbolTable* table);
+
+}  // namespace profcpu::symbolize
+
+#endif  // PROFCPU_SYMBOLIZE_DOTNET_NAMES_H_

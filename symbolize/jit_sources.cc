@@ -1,0 +1,235 @@
+#include "symbolize/jit_sources.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "collector/base/file_io.h"
+#include "symbolize/address_space.h"
+
+namespace profcpu::symbolize {
+namespace {
+
+constexpr size_t kMaxPerfInfoBytes = 64 << 20;
+
+absl::string_view BaseName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// "jit-1234.dump": the name every runtime gives its jitdump
+// (jitdump-specification.txt: "jit-<pid>.dump", the file perf inject finds).
+bool IsJitdumpName(absl::string_view filename) {
+  absl::string_view base = BaseName(filename);
+  if (!absl::ConsumePrefix(&base, "jit-") || !absl::ConsumeSuffix(&base, ".dump")) return false;
+  return !base.empty() && base.find_first_not_of("0123456789") == absl::string_view::npos;
+}
+
+bool LooksLikeJit(absl::string_view mapping_name) {
+  return absl::StartsWith(mapping_name, "//anon") || absl::StartsWith(mapping_name, "/memfd:") ||
+         absl::StartsWith(mapping_name, "[anon");
+}
+
+}  // namespace
+
+std::string JitFileName(JitFileKind kind, uint32_t pid) {
+  switch (kind) {
+    case JitFileKind::kPerfMap:
+      return absl::StrCat("perf-", pid, ".map");
+    case JitFileKind::kJitdump:
+      return absl::StrCat("jit-", pid, ".dump");
+    case JitFileKind::kPerfInfo:
+      return absl::StrCat("perfinfo-", pid, ".map");
+  }
+  return "";
+}
+
+absl::StatusOr<base::UniqueFd> TargetJitFiles::Open(uint32_t pid, JitFileKind,
+                                                    const std::string& path) {
+  std::shared_ptr<base::RootDir> root = files_ == nullptr ? nullptr : files_->RootFor(pid);
+  if (root == nullptr) {
+    return absl::UnavailableError(absl::StrCat("files of pid ", pid, " are not available"));
+  }
+  absl::StatusOr<base::UniqueFd> fd = root->OpenFile(path);
+  if (!fd.ok()) return fd.status();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
+  }
+  return fd;
+}
+
+struct JitSources::Process {
+  std::unique_ptr<PerfMap> perf_map;
+  std::unique_ptr<Jitdump> jitdump;
+  std::unique_ptr<PerfInfoMap> perf_info;
+  std::string perf_map_path;  // where it was looked for, for hints
+  std::vector<std::string> loaded;
+};
+
+JitSources::JitSources(JitFileSource* source, const ProcessFiles* processes)
+    : source_(source), processes_(processes) {}
+
+JitSources::~JitSources() = default;
+
+void JitSources::OnMmap(const recording::Mmap& mmap) {
+  if (IsJitdumpName(mmap.filename)) jitdump_paths_.insert_or_assign(mmap.pid, mmap.filename);
+}
+
+std::string JitSources::PathInside(uint32_t pid, JitFileKind kind) const {
+  // The runtime names its files after the pid it sees (getpid() inside its
+  // PID namespace) and writes them to /tmp (jit-interface.txt).
+  const uint32_t seen_as = processes_ == nullptr ? pid : processes_->NamespacePid(pid);
+  if (kind == JitFileKind::kJitdump) {
+    auto it = jitdump_paths_.find(pid);
+    if (it != jitdump_paths_.end()) {
+      absl::string_view path = it->second;
+      absl::ConsumeSuffix(&path, " (deleted)");
+      return std::string(path);
+    }
+  }
+  return absl::StrCat("/tmp/", JitFileName(kind, seen_as));
+}
+
+void JitSources::Warn(std::string warning) {
+  if (warned_.insert(warning).second) warnings_.push_back(std::move(warning));
+}
+
+JitSources::Process& JitSources::Load(uint32_t pid) {
+  auto [it, inserted] = loaded_.try_emplace(pid);
+  if (!inserted) return *it->second;
+  it->second = std::make_unique<Process>();
+  Process& p = *it->second;
+  if (source_ == nullptr) return p;
+  for (JitFileKind kind : {JitFileKind::kPerfMap, JitFileKind::kJitdump, JitFileKind::kPerfInfo}) {
+    const std::string path = PathInside(pid, kind);
+    const std::string what = absl::StrCat(path, " of pid ", pid);
+    if (kind == JitFileKind::kPerfMap) p.perf_map_path = path;
+    absl::StatusOr<base::UniqueFd> fd = source_->Open(pid, kind, path);
+    if (!fd.ok()) {
+      // Absent files, or no files at all (postprocess elsewhere), are normal.
+      if (!absl::IsNotFound(fd.status()) && !absl::IsUnavailable(fd.status())) {
+        Warn(absl::StrCat("cannot read ", what, ": ", fd.status().message()));
+      }
+      continue;
+    }
+    switch (kind) {
+      case JitFileKind::kPerfMap: {
+        absl::StatusOr<PerfMap> map = PerfMap::Read(fd->get(), what);
+        if (!map.ok()) {
+          Warn(absl::StrCat("cannot read ", what, ": ", map.status().message()));
+          break;
+        }
+        for (std::string& w : map->Warnings(what)) Warn(std::move(w));
+        p.loaded.push_back(absl::StrCat(JitFileName(kind, pid), " (", map->stats().entries,
+                                        " symbols)"));
+        p.perf_map = std::make_unique<PerfMap>(std::move(*map));
+        break;
+      }
+      case JitFileKind::kJitdump: {
+        absl::StatusOr<Jitdump> dump = Jitdump::Read(fd->get(), what);
+        if (!dump.ok()) {
+          Warn(absl::StrCat("cannot read ", what, ": ", dump.status().message()));
+          break;
+        }
+        for (std::string& w : dump->Warnings(what)) Warn(std::move(w));
+        p.loaded.push_back(absl::StrCat(JitFileName(kind, pid), " (", dump->region_count(),
+                                        " code regions)"));
+        p.jitdump = std::make_unique<Jitdump>(std::move(*dump));
+        break;
+      }
+      case JitFileKind::kPerfInfo: {
+        absl::StatusOr<std::string> text =
+            base::ReadFdBounded(fd->get(), kMaxPerfInfoBytes, what, /*truncate_ok=*/true);
+        if (!text.ok()) {
+          Warn(absl::StrCat("cannot read ", what, ": ", text.status().message()));
+          break;
+        }
+        PerfInfoMap info = PerfInfoMap::Parse(*text);
+        if (info.malformed > 0) {
+          Warn(absl::StrCat(what, ": skipped ", info.malformed, " malformed line(s)"));
+        }
+        p.loaded.push_back(
+            absl::StrCat(JitFileName(kind, pid), " (", info.images.size(), " image loads)"));
+        p.perf_info = std::make_unique<PerfInfoMap>(std::move(info));
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+uint32_t JitSources::Generation(uint32_t pid, uint64_t address, uint64_t time_ns) {
+  Process& p = Load(pid);
+  return p.jitdump == nullptr ? 0 : p.jitdump->Generation(address, time_ns);
+}
+
+std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
+                                                 absl::string_view mapping_name) {
+  const uint32_t pid = location.space;
+  const uint64_t address = location.value;
+  Process& p = Load(pid);
+  Frame frame;
+  bool found = false;
+  if (location.epoch > 0 && p.jitdump != nullptr) {
+    std::optional<JitdumpMatch> match = p.jitdump->Lookup(location.epoch, address);
+    if (match.has_value()) {
+      frame.function = std::string(match->name);
+      frame.offset = match->offset;
+      frame.source_file = std::string(match->source_file);
+      frame.line = match->line;
+      found = true;
+    }
+  }
+  if (!found && p.perf_map != nullptr) {
+    std::optional<PerfMapMatch> match = p.perf_map->Lookup(address);
+    if (match.has_value()) {
+      frame.function = std::string(match->name);
+      frame.offset = match->offset;
+      found = true;
+    }
+  }
+  if (found) {
+    // perf names JIT frames' module after the map with the pid it was
+    // recorded under; FlameScope and stackcollapse --jit key on that.
+    Symbolization s;
+    s.module = absl::StrCat("/tmp/perf-", pid, ".map");
+    s.frames.push_back(std::move(frame));
+    return s;
+  }
+  const bool has_files = p.perf_map != nullptr || p.jitdump != nullptr;
+  if (IsManagedImageMapping(mapping_name) && p.jitdump == nullptr) {
+    const bool listed = p.perf_info != nullptr && p.perf_info->ImageFor(mapping_name) != nullptr;
+    Warn(absl::StrCat("pid ", pid, " runs precompiled .NET code from ", mapping_name,
+                      listed ? " (listed in its perfinfo map)" : "",
+                      " that only a jitdump names ([PreJIT] methods); set "
+                      "DOTNET_PerfMapEnabled=1 (or 2) in its environment"));
+  } else if (p.jitdump != nullptr && p.perf_map == nullptr && LooksLikeJit(mapping_name)) {
+    Warn(absl::StrCat("pid ", pid, " ran JIT code its jitdump does not describe; the runtime "
+                      "may not have written it out yet (V8 buffers --perf-prof output until it "
+                      "exits): profile with `profcpu record`, or add a perf map "
+                      "(--perf-basic-prof, DOTNET_PerfMapEnabled=1)"));
+  } else if (!has_files && LooksLikeJit(mapping_name) && source_ != nullptr) {
+    Warn(absl::StrCat("pid ", pid, " has JIT code but no ", p.perf_map_path,
+                      " (nor a jitdump); its JIT frames stay [unknown] (for .NET, set "
+                      "DOTNET_PerfMapEnabled=1 in its environment; for Node.js, run it with "
+                      "--perf-basic-prof or --perf-prof)"));
+  }
+  return std::nullopt;
+}
+
+void JitSources::TakeWarnings(std::vector<std::string>* out) {
+  for (std::string& w : warnings_) out->push_back(std::move(w));
+  warnings_.clear();
+}
+
+std::vector<std::string> JitSources::Loaded() const {
+  std::vector<std::string> out;
+  for (const auto& [pid, process] : loaded_) {
+    out.insert(out.end(), process->loaded.begin(), process->loaded.end());
+  }
+  return out;
+}
+
+}  // namespace profcpu::symbolize
