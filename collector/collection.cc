@@ -1,20 +1,17 @@
 #include "collector/collection.h"
 
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "collector/base/file_io.h"
 #include "collector/base/status_macros.h"
-#include "collector/command_launcher.h"
+#include "collector/collection_target.h"
+#include "collector/process_roots.h"
 #include "collector/proc/proc_reader.h"
 #include "collector/proc/process_environment.h"
 #include "collector/record_orderer.h"
@@ -41,7 +38,7 @@ std::string ReadTrimmed(const char* path) {
 }
 
 recording::Header MakeHeader(const CollectionOptions& options, const SamplerOptions& sampler,
-                             uint64_t start_ns) {
+                             const std::string& target, uint64_t start_ns) {
   recording::Header h;
   h.profcpu_version = options.profcpu_version;
   h.event_name = sampler.event.name;
@@ -60,8 +57,7 @@ recording::Header MakeHeader(const CollectionOptions& options, const SamplerOpti
     h.kernel_release = uts.release;
   }
   h.boot_id = ReadTrimmed("/proc/sys/kernel/random/boot_id");
-  h.target = options.command.empty() ? absl::StrCat("pid ", options.pid)
-                                     : absl::StrCat("command: ", absl::StrJoin(options.command, " "));
+  h.target = target;
   h.command_line = options.command_line;
   h.mode = std::string(ProfileModeName(options.profile.mode));
   h.backend = std::string(SamplingBackendName(options.profile.backend));
@@ -114,15 +110,6 @@ void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* order
   for (recording::Mmap& m : *maps) orderer->Add(std::move(m));
 }
 
-// Readable (POLLIN) once the process has exited; -1 if pidfd is unavailable.
-int OpenPidFd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
-
-bool PidFdExited(int fd) {
-  if (fd < 0) return false;
-  pollfd p = {fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0;
-}
-
 }  // namespace
 
 uint64_t MonotonicNowNs() {
@@ -132,24 +119,28 @@ uint64_t MonotonicNowNs() {
 }
 
 absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
-  const bool command_mode = !options.command.empty();
   CollectionResult result;
+  TargetSpec spec;
+  spec.pid = options.pid;
+  spec.command = options.command;
+  spec.cgroup_dir = options.cgroup_dir;
+  spec.container_id = options.container_id;
+  spec.all_processes = options.all_processes;
+  const bool per_cpu_target = !spec.cgroup_dir.empty() || spec.all_processes;
+  if (per_cpu_target && options.profile.mode != ProfileMode::kCpu) {
+    return absl::UnimplementedError(
+        "-mode offcpu and -mode wall follow processes, not containers or the whole machine "
+        "yet: give -pid");
+  }
   // BPF first: when it cannot run here, fail before starting anything.
   SamplerOptions sampler_options = options.sampler;
-  sampler_options.enable_on_exec = command_mode;
+  sampler_options.enable_on_exec = !spec.command.empty();
   PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<BpfCollection> bpf,
                            BpfCollection::Create(options.profile, &sampler_options));
-  std::unique_ptr<CommandLauncher> launcher;
-  if (command_mode) {
-    PROFCPU_ASSIGN_OR_RETURN(launcher, CommandLauncher::Prepare(options.command));
-    result.target_pid = launcher->pid();
-  } else {
-    if (options.pid <= 0) return absl::InvalidArgumentError("no target: give a pid or a command");
-    if (::kill(options.pid, 0) != 0 && errno == ESRCH) {
-      return absl::NotFoundError(absl::StrCat("no process with pid ", options.pid));
-    }
-    result.target_pid = options.pid;
-  }
+  PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<CollectionTarget> target,
+                           CollectionTarget::Create(spec));
+  const bool command_mode = target->starts_command();
+  result.target_pid = target->main_pid();
   const pid_t pid = result.target_pid;
 
   PROFCPU_ASSIGN_OR_RETURN(auto writer, recording::RecordingWriter::Create(options.recording_path));
@@ -157,13 +148,13 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     return writer->Write(record);
   });
 
+  ProcessRoots roots;
   PROFCPU_ASSIGN_OR_RETURN(
       auto sampler, Sampler::Create(sampler_options, [&](recording::Record&& record) {
         if (auto* fork = std::get_if<recording::Fork>(&record); fork && fork->pid != fork->ppid) {
           // A new process: remember how to reach its files while it lives.
-          if (!result.roots.contains(fork->pid)) {
-            auto root = base::RootDir::Open(absl::StrCat("/proc/", fork->pid, "/root"));
-            if (root.ok()) result.roots.emplace(fork->pid, *root);
+          if (!roots.Contains(static_cast<pid_t>(fork->pid))) {
+            roots.Add(static_cast<pid_t>(fork->pid));
             result.processes.push_back(
                 DescribeProcess(static_cast<pid_t>(fork->pid), fork->time_ns));
             orderer.Add(result.processes.back());
@@ -173,34 +164,27 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
       }));
 
   result.start_time_ns = MonotonicNowNs();
-  PROFCPU_RETURN_IF_ERROR(writer->Write(MakeHeader(options, sampler_options, result.start_time_ns)));
+  PROFCPU_RETURN_IF_ERROR(writer->Write(
+      MakeHeader(options, sampler_options, target->Description(), result.start_time_ns)));
 
-  auto root = base::RootDir::Open(absl::StrCat("/proc/", pid, "/root"));
-  if (root.ok()) {
-    result.roots.emplace(static_cast<uint32_t>(pid), *root);
-  } else {
-    result.warnings.push_back(absl::StrCat("cannot open the root of process ", pid, ": ",
-                                           root.status().message()));
+  if (pid > 0 && roots.Add(pid) == nullptr) {
+    result.warnings.push_back(absl::StrCat("cannot open the root of process ", pid,
+                                           "; its files cannot be read"));
   }
-
-  absl::Status attached = sampler->AttachProcess(pid);
-  if (!attached.ok()) {
-    if (absl::IsNotFound(attached) && !command_mode) {
-      return absl::NotFoundError(absl::StrCat("no process with pid ", pid));
-    }
-    return attached;
-  }
+  PROFCPU_RETURN_IF_ERROR(target->Attach(sampler.get()));
   if (command_mode) {
     result.processes.push_back(DescribeProcess(pid, result.start_time_ns));
     orderer.Add(result.processes.back());
     if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, MonotonicNowNs()));
-    PROFCPU_RETURN_IF_ERROR(launcher->Start());
+    PROFCPU_RETURN_IF_ERROR(target->Start());
   } else {
-    if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
+    if (bpf && pid > 0) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
     // Stamped with the start time, before any sample, so replay sees them first.
-    SynthesizeExistingProcess(pid, result.start_time_ns, &orderer, &result);
+    for (pid_t existing : target->ExistingProcesses()) {
+      roots.Add(existing);
+      SynthesizeExistingProcess(existing, result.start_time_ns, &orderer, &result);
+    }
   }
-  base::UniqueFd pidfd(command_mode ? -1 : OpenPidFd(pid));
 
   uint64_t last_flush = result.start_time_ns;
   uint64_t last_progress = 0;
@@ -223,12 +207,8 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
                            sampler->counters().lost + (bpf ? bpf->lost() : 0)});
       last_progress = now;
     }
-    if (command_mode && launcher->Exited(&result.command_exit_code)) {
-      result.stop_reason = "target exited";
-      break;
-    }
-    if (!command_mode && PidFdExited(pidfd.get())) {
-      result.stop_reason = "target exited";
+    if (auto ended = target->Ended(&result.command_exit_code)) {
+      result.stop_reason = *ended;
       break;
     }
     if (duration_ns > 0 && elapsed >= duration_ns) {
@@ -239,7 +219,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
       if (command_mode && forwarded_signal_at == 0) {
         // Let the command end on its own terms, as it would without profcpu,
         // and keep sampling while it shuts down.
-        launcher->Signal(options.stop_signal ? options.stop_signal->load() : SIGTERM);
+        target->ForwardSignal(options.stop_signal ? options.stop_signal->load() : SIGTERM);
         forwarded_signal_at = now;
       }
       if (command_mode && now - forwarded_signal_at < kCommandGraceNs) continue;
@@ -253,6 +233,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->Poll(MonotonicNowNs(), /*final=*/true, &orderer));
   PROFCPU_RETURN_IF_ERROR(orderer.Flush());
   result.end_time_ns = MonotonicNowNs();
+  result.roots = roots.by_pid();
   result.counters = sampler->counters();
   if (bpf) {
     result.counters.samples += bpf->samples();

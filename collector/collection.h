@@ -33,8 +33,12 @@ struct CollectionOptions {
   SamplerOptions sampler;
   // What to measure (-mode) and who samples (-backend); see bpf_collection.h.
   BpfCollectionOptions profile;
-  pid_t pid = 0;                      // profile this running process ...
-  std::vector<std::string> command;   // ... or start this command and profile it
+  // The target: exactly one of these (collection_target.h).
+  pid_t pid = 0;                      // a running process and its threads ...
+  std::vector<std::string> command;   // ... a command profcpu starts ...
+  std::string cgroup_dir;             // ... a container's cgroup v2 directory ...
+  std::string container_id;           //     (its id, for messages)
+  bool all_processes = false;         // ... or every process on the machine
   absl::Duration duration = absl::ZeroDuration();  // zero: no limit
   std::string recording_path;
   std::string profcpu_version;
@@ -53,7 +57,7 @@ struct CollectionResult {
   int command_exit_code = -1;  // record mode: the command's exit code
   bool kernel_stacks = true;
   std::vector<std::string> warnings;
-  pid_t target_pid = 0;
+  pid_t target_pid = 0;  // pid or command mode; 0 for a container or every process
   uint64_t start_time_ns = 0;
   uint64_t end_time_ns = 0;
   // The root directory of every process seen, opened while it lived, so its

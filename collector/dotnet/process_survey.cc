@@ -39,19 +39,6 @@ bool HoldsOpen(pid_t pid, const std::string& proc, const std::vector<std::string
 
 }  // namespace
 
-std::vector<pid_t> ListPids(const std::string& proc) {
-  std::vector<pid_t> pids;
-  DIR* dir = ::opendir(proc.c_str());
-  if (dir == nullptr) return pids;
-  while (dirent* entry = ::readdir(dir)) {
-    int pid;
-    if (absl::SimpleAtoi(entry->d_name, &pid) && pid > 0) pids.push_back(pid);
-  }
-  ::closedir(dir);
-  std::sort(pids.begin(), pids.end());
-  return pids;
-}
-
 absl::StatusOr<ProcessSummary> SurveyProcess(pid_t pid, bool ask_runtime,
                                              const std::string& proc) {
   ProcessSummary s;

@@ -27,9 +27,6 @@ struct ProcessSummary {
   std::optional<bool> perf_map_on;  // unknown when the environment is unreadable
 };
 
-// All pids in /proc, ascending.
-std::vector<pid_t> ListPids(const std::string& proc = "/proc");
-
 // NotFound if the process is gone. `ask_runtime`: query .NET processes over
 // the diagnostics socket (slower; ps does, collect does not need to).
 absl::StatusOr<ProcessSummary> SurveyProcess(pid_t pid, bool ask_runtime,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "collector/base/byte_io.h"
+#include "collector/recording/record_codec.h"
 
 namespace profcpu::collector {
 namespace {
@@ -163,7 +164,15 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
       continue;
     }
     ++addresses;
-    if (chain != nullptr) chain->push_back(entry);
+    if (chain == nullptr) continue;
+    // The recording holds at most kMaxCallchainDepth frames per context (a
+    // deeper chain would make the whole file unreadable); perf_event_max_stack
+    // can be raised far above that, so keep the leaf-most frames and say so.
+    if (chain->size() < recording::kMaxCallchainDepth) {
+      chain->push_back(entry);
+    } else {
+      s.truncated = true;
+    }
   }
   if (nr == 0) {
     // No call chain (rare: the kernel could not walk): keep the sampled IP.
@@ -171,7 +180,7 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
     bool kernel = mode == PERF_RECORD_MISC_KERNEL || (mode == 0 && IsKernelAddress(ip));
     (kernel ? s.kernel_ips : s.user_ips).push_back(ip);
   }
-  s.truncated = max_stack_ > 0 && addresses >= static_cast<size_t>(max_stack_);
+  s.truncated = s.truncated || (max_stack_ > 0 && addresses >= static_cast<size_t>(max_stack_));
   return s;
 }
 

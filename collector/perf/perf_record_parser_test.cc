@@ -5,6 +5,7 @@
 #include <string>
 
 #include "collector/base/byte_io.h"
+#include "collector/recording/record_codec.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::collector {
@@ -159,6 +160,36 @@ TEST(PerfRecordParserTest, TruncatedRecordsAreCountedNotTrusted) {
   EXPECT_FALSE(parser.Parse(WithHeader(PERF_RECORD_COMM, 0, "")).has_value());
   EXPECT_FALSE(parser.Parse("abc").has_value());
   EXPECT_EQ(parser.malformed(), 3u);
+}
+
+// Found by tests/fuzz/perf_record_fuzzer: with kernel.perf_event_max_stack
+// raised, a chain deeper than the recording allows made the file unreadable.
+TEST(PerfRecordParserTest, ChainsDeeperThanTheRecordingAllowsAreCut) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U64(0x401000);
+  w.U32(10);
+  w.U32(11);
+  w.U64(5000);
+  w.U32(0);
+  w.U32(0);
+  w.U64(1);
+  const uint64_t frames = recording::kMaxCallchainDepth + 100;
+  w.U64(frames + 1);
+  w.U64(static_cast<uint64_t>(PERF_CONTEXT_USER));
+  for (uint64_t i = 0; i < frames; ++i) w.U64(0x401000 + i);
+  PerfRecordParser parser(127);
+  auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body));
+  ASSERT_TRUE(record.has_value());
+  const auto& s = std::get<recording::Sample>(*record);
+  ASSERT_EQ(s.user_ips.size(), recording::kMaxCallchainDepth);
+  EXPECT_EQ(s.user_ips.front(), 0x401000u);  // the leaf is kept
+  EXPECT_TRUE(s.truncated);
+  std::string encoded;
+  recording::EncodeRecord(*record, &encoded);
+  EXPECT_TRUE(recording::DecodeRecord(static_cast<uint32_t>(recording::RecordType::kSample),
+                                      absl::string_view(encoded).substr(recording::kRecordPrefixSize))
+                  .ok());
 }
 
 }  // namespace

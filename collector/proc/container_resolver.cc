@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "collector/base/file_io.h"
 #include "collector/proc/cgroup.h"
+#include "collector/proc/proc_reader.h"
 
 namespace profcpu::collector {
 namespace {
@@ -31,18 +32,6 @@ bool LooksLikeIdPrefix(absl::string_view s) {
     if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
   }
   return true;
-}
-
-std::vector<pid_t> AllPids(const std::string& proc) {
-  std::vector<pid_t> pids;
-  DIR* dir = ::opendir(proc.c_str());
-  if (dir == nullptr) return pids;
-  while (dirent* entry = ::readdir(dir)) {
-    int pid;
-    if (absl::SimpleAtoi(entry->d_name, &pid) && pid > 0) pids.push_back(pid);
-  }
-  ::closedir(dir);
-  return pids;
 }
 
 // The full container id a name stands for, asking the container engines.
@@ -104,7 +93,7 @@ absl::StatusOr<ContainerTarget> ResolveContainer(absl::string_view what, const s
   // Find the processes whose cgroup names a matching id.
   std::set<std::string> ids;
   std::string cgroup_of_match;
-  for (pid_t pid : AllPids(proc)) {
+  for (pid_t pid : ListProcesses(proc)) {
     auto text = ReadProcCgroup(pid, proc);
     if (!text.ok()) continue;
     std::string id = ContainerIdFromCgroup(*text);

@@ -35,6 +35,19 @@ absl::string_view NextField(absl::string_view* line) {
 
 }  // namespace
 
+std::vector<pid_t> ListProcesses(const std::string& proc) {
+  std::vector<pid_t> pids;
+  DIR* dir = ::opendir(proc.c_str());
+  if (dir == nullptr) return pids;
+  while (dirent* entry = ::readdir(dir)) {
+    int pid;
+    if (absl::SimpleAtoi(entry->d_name, &pid) && pid > 0) pids.push_back(pid);
+  }
+  ::closedir(dir);
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
 absl::StatusOr<std::vector<pid_t>> ListThreads(pid_t pid, const std::string& proc) {
   std::string path = absl::StrCat(proc, "/", pid, "/task");
   DIR* dir = ::opendir(path.c_str());

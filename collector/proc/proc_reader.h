@@ -16,6 +16,9 @@
 
 namespace profcpu::collector {
 
+// Every process id in /proc, ascending.
+std::vector<pid_t> ListProcesses(const std::string& proc = "/proc");
+
 // Thread ids in /proc/PID/task. NotFound if the process does not exist.
 absl::StatusOr<std::vector<pid_t>> ListThreads(pid_t pid, const std::string& proc = "/proc");
 

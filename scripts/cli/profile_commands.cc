@@ -14,8 +14,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "collector/base/file_io.h"
+#include "collector/base/status_macros.h"
 #include "collector/collection.h"
 #include "collector/perf/event_spec.h"
+#include "collector/proc/container_resolver.h"
+#include "collector/proc/proc_reader.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/flags.h"
@@ -151,6 +154,49 @@ absl::StatusOr<bool> ReadPerfMapFlag(const FlagSet& flags) {
   return mode == "auto";
 }
 
+// -pid, -container or -a: exactly one. InvalidArgument for bad usage,
+// NotFound when the container does not exist.
+absl::Status ReadTargetFlags(const FlagSet& flags, collector::CollectionOptions* options) {
+  int given = flags.IsSet("pid") + flags.IsSet("container") + flags.Bool("a");
+  if (given != 1) {
+    return absl::InvalidArgumentError(
+        given == 0 ? "collect needs -pid PID, -container ID or -a"
+                   : "give only one of -pid, -container and -a");
+  }
+  if (flags.IsSet("pid")) {
+    int64_t pid;
+    PROFCPU_RETURN_IF_ERROR(flags.Int("pid", 1, 0x3fffffff, &pid));
+    options->pid = static_cast<pid_t>(pid);
+  } else if (flags.IsSet("container")) {
+    PROFCPU_ASSIGN_OR_RETURN(collector::ContainerTarget container,
+                             collector::ResolveContainer(flags.String("container")));
+    options->cgroup_dir = container.cgroup_dir;
+    options->container_id = container.container_id;
+  } else {
+    options->all_processes = true;
+  }
+  return absl::OkStatus();
+}
+
+// The processes of the target as it stands now (for perf-map management).
+std::vector<pid_t> TargetProcesses(const collector::CollectionOptions& options) {
+  if (options.pid > 0) return {options.pid};
+  if (!options.cgroup_dir.empty()) return collector::CgroupProcesses(options.cgroup_dir);
+  if (options.all_processes) return collector::ListProcesses();
+  return {};
+}
+
+// "pid 42", "container 3f4e5a6b7c8d", "all processes", "command: ./app".
+std::string TargetText(const collector::CollectionOptions& options) {
+  if (!options.command.empty()) return absl::StrJoin(options.command, " ");
+  if (options.pid > 0) return absl::StrCat("pid ", options.pid);
+  if (!options.container_id.empty()) {
+    return absl::StrCat("container ", options.container_id.substr(0, 12));
+  }
+  if (!options.cgroup_dir.empty()) return absl::StrCat("cgroup ", options.cgroup_dir);
+  return "all processes";
+}
+
 // Errors that stop collection before any sample was taken.
 bool IsStartupError(const absl::Status& error) {
   return absl::IsNotFound(error) || absl::IsPermissionDenied(error) ||
@@ -192,15 +238,14 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
                          profile.backend == collector::SamplingBackend::kBpf ? ", BPF" : "", ")",
                          profile.mode == collector::ProfileMode::kWall ? " and off-CPU time" : "");
   std::fprintf(stderr, "profcpu: profiling %s: %s%s; Ctrl-C stops early\n",
-               options.command.empty() ? absl::StrCat("pid ", options.pid).c_str()
-                                       : absl::StrJoin(options.command, " ").c_str(),
+               TargetText(options).c_str(),
                what.c_str(),
                options.duration > absl::ZeroDuration()
                    ? absl::StrCat(" for ", absl::FormatDuration(options.duration)).c_str()
                    : "");
   PerfMapSession perfmaps;
   if (manage_perfmaps && options.command.empty()) {
-    perfmaps = PerfMapSession::Start({options.pid}, &log);
+    perfmaps = PerfMapSession::Start(TargetProcesses(options), &log);
   }
   InstallStopHandlers();
   auto collected = collector::Collect(options);
@@ -274,14 +319,21 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
 }  // namespace
 
 int RunCollect(const std::vector<std::string>& args) {
-  FlagSet flags("collect", "profcpu collect -pid PID [-duration SEC] [-freq HZ] [-out DIR]",
+  FlagSet flags("collect",
+                "profcpu collect {-pid PID | -container ID | -a} [-duration SEC] [-freq HZ] "
+                "[-out DIR]",
                 "Samples the on-CPU stacks (kernel, native and JIT frames) of a running process "
-                "and its threads,\nincluding threads it starts meanwhile, then writes "
-                "flamegraph.svg, folded_stacks.out,\nperf_script.out, metadata.json, profcpu.log, "
-                "the recording and prof.tar.gz into\nDIR/HH-MM-SS_YYYY-MM-DD/ and prints that "
-                "folder's path. Stops after the duration, on\nCtrl-C or SIGTERM (outputs are "
-                "still written), or when the process exits.");
-  flags.Add("pid", "PID", "", "process to profile (required)");
+                "and its threads\n(including threads it starts meanwhile), of every process of a "
+                "container, or of every\nprocess on the machine, then writes flamegraph.svg, "
+                "folded_stacks.out, perf_script.out,\nmetadata.json, profcpu.log, the recording "
+                "and prof.tar.gz into DIR/HH-MM-SS_YYYY-MM-DD/\nand prints that folder's path. "
+                "Stops after the duration, on Ctrl-C or SIGTERM (outputs are\nstill written), or "
+                "when the process (or every process of the container) has exited.");
+  flags.Add("pid", "PID", "", "process to profile");
+  flags.Add("container", "ID", "",
+            "profile every process of a container: its id or id prefix (docker/podman ps), "
+            "its name (with podman or docker installed), or its cgroup v2 path");
+  flags.Add("a", "", "", "profile every process on the machine (per-CPU sampling)");
   flags.Add("duration", "SEC", "30", "how long to sample; 0 = until the process exits or Ctrl-C");
   AddSamplingFlags(&flags);
   absl::Status parsed = flags.Parse(args);
@@ -293,13 +345,10 @@ int RunCollect(const std::vector<std::string>& args) {
   if (!flags.positionals().empty()) {
     return UsageError(flags, absl::StrCat("unexpected argument '", flags.positionals()[0], "'"));
   }
-  if (!flags.IsSet("pid")) return UsageError(flags, "collect needs -pid PID");
   collector::CollectionOptions options;
-  int64_t pid;
-  if (absl::Status s = flags.Int("pid", 1, 0x3fffffff, &pid); !s.ok()) {
-    return UsageError(flags, s.message());
+  if (absl::Status s = ReadTargetFlags(flags, &options); !s.ok()) {
+    return absl::IsInvalidArgument(s) ? UsageError(flags, s.message()) : Fail(s.message());
   }
-  options.pid = static_cast<pid_t>(pid);
   double seconds;
   if (absl::Status s = flags.Seconds("duration", &seconds); !s.ok()) {
     return UsageError(flags, s.message());
@@ -309,7 +358,7 @@ int RunCollect(const std::vector<std::string>& args) {
     return UsageError(flags, s.message());
   }
   // Fail before creating a run folder when the target plainly does not exist.
-  if (::kill(options.pid, 0) != 0 && errno == ESRCH) {
+  if (options.pid > 0 && ::kill(options.pid, 0) != 0 && errno == ESRCH) {
     return Fail(absl::StrCat("no process with pid ", options.pid));
   }
   std::vector<std::string> argv = {"profcpu", "collect"};

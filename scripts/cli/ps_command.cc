@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "collector/dotnet/process_survey.h"
+#include "collector/proc/proc_reader.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
 
@@ -45,7 +46,7 @@ int RunPs(const std::vector<std::string>& args) {
   }
   bool all = flags.Bool("all");
   std::vector<collector::dotnet::ProcessSummary> rows;
-  for (pid_t pid : collector::dotnet::ListPids()) {
+  for (pid_t pid : collector::ListProcesses()) {
     auto s = collector::dotnet::SurveyProcess(pid, /*ask_runtime=*/true);
     if (!s.ok() || (!all && !s->is_dotnet)) continue;
     rows.push_back(std::move(*s));

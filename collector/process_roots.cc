@@ -1,0 +1,30 @@
+#include "collector/process_roots.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace profcpu::collector {
+
+std::shared_ptr<base::RootDir> ProcessRoots::Add(pid_t pid) {
+  auto known = by_pid_.find(static_cast<uint32_t>(pid));
+  if (known != by_pid_.end()) return known->second;
+  std::string path = absl::StrCat("/proc/", pid, "/root");
+  // stat() follows the /proc magic link to the root directory itself.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return nullptr;
+  std::pair<uint64_t, uint64_t> identity(st.st_dev, st.st_ino);
+  std::shared_ptr<base::RootDir> root;
+  if (auto it = by_identity_.find(identity); it != by_identity_.end()) {
+    root = it->second;
+  } else {
+    auto opened = base::RootDir::Open(path);
+    if (!opened.ok()) return nullptr;
+    root = *opened;
+    by_identity_.emplace(identity, root);
+  }
+  by_pid_.emplace(static_cast<uint32_t>(pid), root);
+  return root;
+}
+
+}  // namespace profcpu::collector

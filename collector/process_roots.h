@@ -1,0 +1,33 @@
+// The root directories of the processes a collection sees, opened while they
+// live (so their files can be read after they exit) and shared between
+// processes with the same root, so profiling a machine of 500 processes in
+// three containers holds four descriptors, not 500.
+#ifndef PROFCPU_COLLECTOR_PROCESS_ROOTS_H_
+#define PROFCPU_COLLECTOR_PROCESS_ROOTS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "collector/base/rooted_open.h"
+
+namespace profcpu::collector {
+
+class ProcessRoots {
+ public:
+  // Opens (or reuses) the root of `pid`; nullptr if it cannot be opened.
+  std::shared_ptr<base::RootDir> Add(pid_t pid);
+  bool Contains(pid_t pid) const { return by_pid_.contains(static_cast<uint32_t>(pid)); }
+  const std::map<uint32_t, std::shared_ptr<base::RootDir>>& by_pid() const { return by_pid_; }
+
+ private:
+  std::map<uint32_t, std::shared_ptr<base::RootDir>> by_pid_;
+  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<base::RootDir>> by_identity_;
+};
+
+}  // namespace profcpu::collector
+
+#endif  // PROFCPU_COLLECTOR_PROCESS_ROOTS_H_
