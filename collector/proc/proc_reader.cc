@@ -118,14 +118,19 @@ absl::StatusOr<std::string> ReadThreadName(pid_t pid, pid_t tid, const std::stri
 }
 
 std::vector<uint32_t> ParseNamespacePids(absl::string_view status_text) {
+  // The kernel nests at most 32 PID namespaces (MAX_PID_NS_LEVEL) and prints
+  // one NStgid line; the recording holds at most 64 pids (record_codec.cc), so
+  // anything else is not a status file to trust.
+  constexpr size_t kMaxDepth = 64;
   std::vector<uint32_t> pids;
   for (absl::string_view line : absl::StrSplit(status_text, '\n')) {
     if (!absl::ConsumePrefix(&line, "NStgid:")) continue;
     for (absl::string_view field : absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
       uint32_t value;
-      if (!absl::SimpleAtoi(field, &value)) return {};
+      if (!absl::SimpleAtoi(field, &value) || pids.size() == kMaxDepth) return {};
       pids.push_back(value);
     }
+    break;
   }
   return pids;
 }

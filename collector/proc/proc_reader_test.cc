@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <string>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -39,6 +40,15 @@ TEST(ProcReaderTest, NamespacePidsFromStatus) {
             (std::vector<uint32_t>{4242, 1}));
   EXPECT_TRUE(ParseNamespacePids("Name:\tx\n").empty());
   EXPECT_TRUE(ParseNamespacePids("NStgid:\tabc\n").empty());
+}
+
+// Found by tests/fuzz/proc_fuzzer: repeated NStgid lines added up past what a
+// recording can hold, which would have made the recording unreadable.
+TEST(ProcReaderTest, NamespacePidsAreBounded) {
+  EXPECT_EQ(ParseNamespacePids("NStgid:\t7\t1\nNStgid:\t8\t2\n"), (std::vector<uint32_t>{7, 1}));
+  std::string deep = "NStgid:";
+  for (int i = 0; i < 65; ++i) deep += " 1";
+  EXPECT_TRUE(ParseNamespacePids(deep).empty());
 }
 
 TEST(ProcReaderTest, ReadsThisProcess) {
