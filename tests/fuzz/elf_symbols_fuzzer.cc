@@ -1,0 +1,48 @@
+// An ELF file from the target's root: its program headers, symbol tables,
+// string tables and build-id note are all hostile (symbolize/elf_symbols.h).
+// Read both ways profcpu reads ELF (a file descriptor and a memory image) and
+// looked up at offsets taken from the input.
+#include <cstring>
+
+#include "symbolize/elf_symbols.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using profcpu::fuzz::Check;
+namespace symbolize = profcpu::symbolize;
+
+namespace {
+
+void Probe(const symbolize::ElfSymbols& elf, const uint8_t* data, size_t size) {
+  for (size_t i = 0; i + 8 <= size && i < 32 * 8; i += 8) {
+    uint64_t value;
+    std::memcpy(&value, data + i, 8);
+    for (uint64_t probe : {value, value & 0xffff, uint64_t{i}}) {
+      (void)elf.LookupFileOffset(probe);
+      if (auto match = elf.LookupAddress(probe)) {
+        Check(match->offset <= probe, "a symbol starts after the address");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  absl::string_view image = profcpu::fuzz::AsText(data, size);
+  symbolize::ElfSymbolLimits limits;
+  limits.max_symbols = 100000;
+  limits.max_name_bytes = 1 << 20;
+  auto from_image = symbolize::ElfSymbols::FromImage(image, "fuzz image", limits);
+  if (from_image.ok()) Probe(**from_image, data, size);
+
+  profcpu::fuzz::MemFile file(image);
+  auto from_fd = symbolize::ElfSymbols::FromFd(file.fd(), "fuzz file", limits);
+  Check(from_fd.ok() == from_image.ok(), "reading ELF from a file and from memory disagree");
+  if (from_fd.ok()) {
+    Check((*from_fd)->size() == (*from_image)->size() &&
+              (*from_fd)->build_id() == (*from_image)->build_id(),
+          "ELF read from a file and from memory differ");
+    Probe(**from_fd, data, size);
+  }
+  return 0;
+}

@@ -1,0 +1,119 @@
+// Folded stacks rendered as an SVG flame graph (render/flamegraph.h). Frame
+// names come from the target (perf maps, ELF symbols), so they may hold
+// markup, quotes, newlines and invalid UTF-8. Checks: the SVG is well-formed
+// XML (libxml2), and its structure (which elements and attributes appear, how
+// many of each) does not depend on the names: rendering the same stacks with
+// every name replaced by a harmless one of the same length gives the same
+// structure, so no name can inject an element, an attribute or a script.
+//
+// Input: folded text, "frame;frame;... count" per line (a folded-text reader
+// will replace this little parser when fold/ has one).
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "fold/folded_profile.h"
+#include "render/flamegraph.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using profcpu::fuzz::Check;
+namespace fold = profcpu::fold;
+namespace render = profcpu::render;
+
+namespace {
+
+constexpr size_t kMaxStacks = 2000;
+
+fold::FoldedProfile ParseFolded(absl::string_view text) {
+  fold::FoldedProfile profile;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (profile.stacks.size() >= kMaxStacks) break;
+    size_t space = line.rfind(' ');
+    if (space == absl::string_view::npos) continue;
+    fold::FoldedStack stack;
+    if (!absl::SimpleAtoi(line.substr(space + 1), &stack.count)) continue;
+    stack.count %= uint64_t{1} << 40;  // totals of real profiles stay far below 2^64
+    for (absl::string_view frame : absl::StrSplit(line.substr(0, space), ';')) {
+      stack.frames.emplace_back(frame);
+    }
+    profile.stacks.push_back(std::move(stack));
+  }
+  // The renderer's input is sorted by joined text, as the folder writes it.
+  std::sort(profile.stacks.begin(), profile.stacks.end(),
+            [](const fold::FoldedStack& a, const fold::FoldedStack& b) {
+              return absl::StrJoin(a.frames, ";") < absl::StrJoin(b.frames, ";");
+            });
+  return profile;
+}
+
+// Each distinct name becomes "nID" padded with 'x' to the name's length.
+fold::FoldedProfile Neutralize(const fold::FoldedProfile& profile) {
+  absl::flat_hash_map<std::string, std::string> names;
+  fold::FoldedProfile out = profile;
+  for (fold::FoldedStack& stack : out.stacks) {
+    for (std::string& frame : stack.frames) {
+      auto [it, inserted] = names.try_emplace(frame, "");
+      if (inserted) {
+        it->second = absl::StrCat("n", names.size());
+        if (it->second.size() < frame.size()) it->second.resize(frame.size(), 'x');
+      }
+      frame = it->second;
+    }
+  }
+  return out;
+}
+
+// Element and attribute names with their counts; aborts if not well-formed.
+std::map<std::string, int> Structure(const std::string& svg) {
+  xmlDocPtr doc = xmlReadMemory(svg.data(), static_cast<int>(svg.size()), "flamegraph.svg",
+                                nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  Check(doc != nullptr, "the flame graph is not well-formed XML");
+  std::map<std::string, int> counts;
+  std::vector<xmlNodePtr> pending = {xmlDocGetRootElement(doc)};
+  while (!pending.empty()) {
+    xmlNodePtr node = pending.back();
+    pending.pop_back();
+    for (; node != nullptr; node = node->next) {
+      if (node->type != XML_ELEMENT_NODE) continue;
+      ++counts[absl::StrCat("<", reinterpret_cast<const char*>(node->name))];
+      for (xmlAttrPtr a = node->properties; a != nullptr; a = a->next) {
+        ++counts[absl::StrCat("@", reinterpret_cast<const char*>(a->name))];
+      }
+      if (node->children != nullptr) pending.push_back(node->children);
+    }
+  }
+  xmlFreeDoc(doc);
+  return counts;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fold::FoldedProfile profile = ParseFolded(profcpu::fuzz::AsText(data, size));
+  fold::FoldedProfile neutral = Neutralize(profile);
+  render::FlameGraphOptions options;
+  render::FlameGraphOptions inverted;
+  inverted.inverted = true;
+  inverted.hash_colors = true;
+  inverted.min_width = 0;
+  for (const auto& opts : {options, inverted}) {
+    auto svg = render::RenderFlameGraph(profile, opts);
+    Check(svg.ok(), "rendering failed with valid options");
+    auto neutral_svg = render::RenderFlameGraph(neutral, opts);
+    Check(neutral_svg.ok(), "rendering neutral names failed");
+    std::map<std::string, int> structure = Structure(*svg);
+    Check(structure == Structure(*neutral_svg),
+          "frame names changed the SVG's structure (markup injected?)");
+    // An empty profile gives a small SVG saying so, without the script.
+    Check(structure["<script"] <= 1, "a frame name added a script to the flame graph");
+  }
+  return 0;
+}
