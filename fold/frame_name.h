@@ -10,6 +10,7 @@
 #ifndef PROFCPU_FOLD_FRAME_NAME_H_
 #define PROFCPU_FOLD_FRAME_NAME_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -17,13 +18,30 @@
 
 namespace profcpu::fold {
 
+namespace internal {
+// Byte classes as table lookups: these run for every byte of the hot lines.
+inline constexpr uint8_t kPerlSpace = 1, kPerlWord = 2;
+struct ByteClasses {
+  uint8_t of[256] = {};
+  constexpr ByteClasses() {
+    for (char c : {' ', '\t', '\n', '\v', '\f', '\r'}) of[static_cast<uint8_t>(c)] |= kPerlSpace;
+    for (int c = 0; c < 256; ++c) {
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') {
+        of[c] |= kPerlWord;
+      }
+    }
+  }
+};
+inline constexpr ByteClasses kByteClasses;
+}  // namespace internal
+
 // Perl's \s on a byte string (no locale, no unicode_strings).
 inline bool IsPerlSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+  return internal::kByteClasses.of[static_cast<uint8_t>(c)] & internal::kPerlSpace;
 }
 // Perl's \w on a byte string.
 inline bool IsPerlWord(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  return internal::kByteClasses.of[static_cast<uint8_t>(c)] & internal::kPerlWord;
 }
 inline bool IsPerlDigit(char c) { return c >= '0' && c <= '9'; }
 
