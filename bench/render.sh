@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Rendering speed: profcpu flamegraph on the folded stacks of a fresh
+# >= 30 MB, >= 50k-sample perf script (bench/perf_script.sh), and
+# flamegraph.pl on the same file when FLAMEGRAPH_DIR names a FlameGraph
+# checkout. Prints MiB/s of folded input (wall and CPU time, best of 3) and
+# peak RSS; then the whole way from perf script text to SVG.
+#   FLAMEGRAPH_DIR=/path/to/FlameGraph bash bench/render.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+if [ -z "${SKIP_BUILD:-}" ]; then
+  bash "$root/scripts/setup.sh"
+  BUILD_DIR=$build bash "$root/scripts/build.sh" >/dev/null
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+script=${PERF_SCRIPT:-$work/perf.txt}
+[ -n "${PERF_SCRIPT:-}" ] || bash "$root/bench/perf_script.sh" "$script" "$build/bench/busy_stacks"
+profcpu=$build/scripts/profcpu
+# Per-thread stacks (--tid), as `profcpu collect -threads` draws them: more
+# distinct stacks, a bigger folded file.
+"$profcpu" fold --tid "$script" >"$work/stacks.folded"
+echo "folded: $(wc -l <"$work/stacks.folded") distinct stacks, $(($(stat -c %s "$work/stacks.folded") / 1000000)) MB" >&2
+
+measure() { python3 "$root/bench/throughput.py" "$@"; }
+measure --label "profcpu flamegraph" --input "$work/stacks.folded" --stdout "$work/profcpu.svg" -- \
+  "$profcpu" flamegraph "$work/stacks.folded"
+if [ -n "${FLAMEGRAPH_DIR:-}" ]; then
+  measure --label "flamegraph.pl" --runs 1 --input "$work/stacks.folded" --stdout "$work/perl.svg" -- \
+    perl "$FLAMEGRAPH_DIR/flamegraph.pl" "$work/stacks.folded"
+fi
+echo "perf script text to SVG:"
+measure --label "profcpu fold | flamegraph" --input "$script" -- \
+  sh -c '"$1" fold --tid "$2" | "$1" flamegraph' sh "$profcpu" "$script"
+if [ -n "${FLAMEGRAPH_DIR:-}" ]; then
+  measure --label "stackcollapse | flamegraph.pl" --runs 1 --input "$script" -- \
+    sh -c 'perl "$1/stackcollapse-perf.pl" --tid "$2" | perl "$1/flamegraph.pl"' sh \
+    "$FLAMEGRAPH_DIR" "$script"
+fi
