@@ -79,8 +79,10 @@ void JitSources::OnMmap(const recording::Mmap& mmap) {
 
 std::string JitSources::PathInside(uint32_t pid, JitFileKind kind) const {
   // The runtime names its files after the pid it sees (getpid() inside its
-  // PID namespace) and writes them to /tmp (jit-interface.txt).
+  // PID namespace) and writes them to /tmp (jit-interface.txt), or where
+  // DOTNET_PerfMapJitDumpPath says (coreclr perfmap.cpp).
   const uint32_t seen_as = processes_ == nullptr ? pid : processes_->NamespacePid(pid);
+  const std::string dir = processes_ == nullptr ? "/tmp" : processes_->JitDirectory(pid);
   if (kind == JitFileKind::kJitdump) {
     auto it = jitdump_paths_.find(pid);
     if (it != jitdump_paths_.end()) {
@@ -89,7 +91,7 @@ std::string JitSources::PathInside(uint32_t pid, JitFileKind kind) const {
       return std::string(path);
     }
   }
-  return absl::StrCat("/tmp/", JitFileName(kind, seen_as));
+  return absl::StrCat(dir, "/", JitFileName(kind, seen_as));
 }
 
 void JitSources::Warn(std::string warning) {

@@ -29,6 +29,9 @@ class ProcessFiles {
   // The pid the process sees itself as (innermost PID namespace); names its
   // perf map (/tmp/perf-NSPID.map).
   virtual uint32_t NamespacePid(uint32_t pid) const = 0;
+  // Where, inside its root, the process writes perf-PID.map and jit-PID.dump:
+  // /tmp unless its environment said otherwise (DOTNET_PerfMapJitDumpPath).
+  virtual std::string JitDirectory(uint32_t /*pid*/) const { return "/tmp"; }
 };
 
 struct SymbolRequest {

@@ -9,6 +9,7 @@ ProcessFiles::ProcessFiles(std::map<uint32_t, std::shared_ptr<base::RootDir>> ro
   for (const recording::ProcessInfo& info : processes) {
     // NStgid lists the pid outermost first; the process knows itself by the last.
     if (!info.namespace_pids.empty()) namespace_pids_[info.pid] = info.namespace_pids.back();
+    if (!info.jit_directory.empty()) jit_directories_[info.pid] = info.jit_directory;
   }
 }
 
@@ -20,6 +21,11 @@ std::shared_ptr<base::RootDir> ProcessFiles::RootFor(uint32_t pid) const {
 uint32_t ProcessFiles::NamespacePid(uint32_t pid) const {
   auto it = namespace_pids_.find(pid);
   return it != namespace_pids_.end() ? it->second : pid;
+}
+
+std::string ProcessFiles::JitDirectory(uint32_t pid) const {
+  auto it = jit_directories_.find(pid);
+  return it != jit_directories_.end() ? it->second : "/tmp";
 }
 
 }  // namespace profcpu::cli

@@ -26,11 +26,13 @@ class ProcessFiles : public symbolize::ProcessFiles {
 
   std::shared_ptr<base::RootDir> RootFor(uint32_t pid) const override;
   uint32_t NamespacePid(uint32_t pid) const override;
+  std::string JitDirectory(uint32_t pid) const override;
 
  private:
   std::map<uint32_t, std::shared_ptr<base::RootDir>> roots_;
   std::shared_ptr<base::RootDir> fallback_;
   absl::flat_hash_map<uint32_t, uint32_t> namespace_pids_;
+  absl::flat_hash_map<uint32_t, std::string> jit_directories_;
 };
 
 }  // namespace profcpu::cli
