@@ -204,7 +204,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     if (options.on_progress && now - last_progress >= kProgressIntervalNs) {
       options.on_progress({absl::Nanoseconds(static_cast<int64_t>(elapsed)), options.duration,
                            sampler->counters().samples + (bpf ? bpf->samples() : 0),
-                           sampler->counters().lost + (bpf ? bpf->lost() : 0)});
+                           sampler->counters().lost + (bpf ? bpf->lost() : 0), pid});
       last_progress = now;
     }
     if (auto ended = target->Ended(&result.command_exit_code)) {
@@ -252,7 +252,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   if (options.on_progress) {
     options.on_progress({absl::Nanoseconds(static_cast<int64_t>(result.end_time_ns -
                                                                 result.start_time_ns)),
-                         options.duration, result.counters.samples, result.counters.lost});
+                         options.duration, result.counters.samples, result.counters.lost, pid});
   }
   return result;
 }

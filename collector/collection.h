@@ -27,6 +27,7 @@ struct Progress {
   absl::Duration duration;  // zero: until the target exits
   uint64_t samples = 0;
   uint64_t lost = 0;
+  pid_t target_pid = 0;  // the process or started command; 0 for containers and -a
 };
 
 struct CollectionOptions {

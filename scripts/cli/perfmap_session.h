@@ -1,13 +1,20 @@
-// `collect -perfmap auto`: a .NET 8+ target started without perf maps gets
-// them turned on for the run (through its diagnostics socket; the runtime
-// replays every method compiled so far, and logs ReadyToRun code into the
-// jitdump as it is first called) and off again afterwards. Without it every
-// managed frame would be [unknown].
+// `-perfmap auto`: makes the .NET processes of a run write perf maps and a
+// jitdump while profcpu samples them, through their diagnostics sockets.
+//  - Off: turned on for the run (the runtime replays what it compiled so far,
+//    ReadyToRun code included, into the jitdump) and off again at the end.
+//  - On, but the jitdump stopped (the runtime drops it after a failed write,
+//    as .NET 10 does at startup): revived, which replays precompiled code;
+//    left on, as configured.
+// Processes are watched until their runtime answers (a command profcpu
+// starts has no diagnostics socket for its first moments). Without this,
+// managed frames are [unknown].
 #ifndef PROFCPU_SCRIPTS_CLI_PERFMAP_SESSION_H_
 #define PROFCPU_SCRIPTS_CLI_PERFMAP_SESSION_H_
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "collector/dotnet/diagnostics_client.h"
@@ -17,13 +24,21 @@ namespace profcpu::cli {
 
 class PerfMapSession {
  public:
-  // Turns perf maps on for each .NET process in `pids` that lacks them, and
-  // logs (with the fix) where that is impossible.
-  static PerfMapSession Start(const std::vector<pid_t>& pids, RunLog* log);
-  // Turns off what Start turned on. The files stay for symbolization.
-  void Finish(RunLog* log);
+  explicit PerfMapSession(RunLog* log) : log_(log) {}
+  // Considers `pid` now and on later polls until its runtime answers or
+  // it shows no diagnostics socket for a while (not .NET).
+  void Watch(pid_t pid);
+  // Handles watched processes; cheap enough to call about once a second.
+  void Poll();
+  // Turns off what this session turned on. The files stay for symbolization.
+  void Finish();
 
  private:
+  // True once the process needs no more attention.
+  bool Handle(pid_t pid);
+
+  RunLog* log_;
+  std::map<pid_t, uint64_t> watched_;  // pid -> when first watched (monotonic ns)
   std::vector<collector::dotnet::DiagnosticsTarget> enabled_;
 };
 

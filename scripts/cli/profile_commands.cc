@@ -228,7 +228,21 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   options.stop_requested = &g_stop_requested;
   options.stop_signal = &g_stop_signal;
   LiveStatus status_line;
-  options.on_progress = [&](const collector::Progress& p) { status_line.Update(p); };
+  PerfMapSession perfmaps(&log);
+  if (manage_perfmaps) {
+    for (pid_t pid : TargetProcesses(options)) perfmaps.Watch(pid);
+  }
+  uint64_t last_perfmap_poll = 0;
+  options.on_progress = [&](const collector::Progress& p) {
+    status_line.Update(p);
+    if (!manage_perfmaps) return;
+    // A started command becomes a .NET runtime some moments after it starts.
+    if (p.target_pid > 0) perfmaps.Watch(p.target_pid);
+    if (collector::MonotonicNowNs() - last_perfmap_poll > 1'000'000'000) {
+      perfmaps.Poll();
+      last_perfmap_poll = collector::MonotonicNowNs();
+    }
+  };
 
   const collector::BpfCollectionOptions& profile = options.profile;
   std::string what =
@@ -243,14 +257,10 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
                options.duration > absl::ZeroDuration()
                    ? absl::StrCat(" for ", absl::FormatDuration(options.duration)).c_str()
                    : "");
-  PerfMapSession perfmaps;
-  if (manage_perfmaps && options.command.empty()) {
-    perfmaps = PerfMapSession::Start(TargetProcesses(options), &log);
-  }
   InstallStopHandlers();
   auto collected = collector::Collect(options);
   RestoreDefaultHandlers();
-  perfmaps.Finish(&log);
+  perfmaps.Finish();
   status_line.Finish();
   if (!collected.ok()) {
     const absl::Status& error = collected.status();
@@ -390,11 +400,12 @@ int RunRecord(const std::vector<std::string>& args) {
   auto manage_perfmaps = ReadPerfMapFlag(flags);
   if (!manage_perfmaps.ok()) return UsageError(flags, manage_perfmaps.status().message());
   // A .NET command started here writes perf maps from its first method on
-  // (unless its environment already says otherwise).
+  // (unless its environment already says otherwise); the session then keeps
+  // its jitdump going (perfmap_session.h).
   if (*manage_perfmaps) ::setenv("DOTNET_PerfMapEnabled", "1", /*overwrite=*/0);
   std::vector<std::string> argv = {"profcpu", "record"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return ProfileIntoNewRun(options, flags.String("out"), argv, /*manage_perfmaps=*/false);
+  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps);
 }
 
 }  // namespace profcpu::cli
