@@ -136,15 +136,25 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
   pb::ValueType* samples_type = out.add_sample_type();
   samples_type->set_type(strings.Index("samples"));
   samples_type->set_unit(strings.Index("count"));
-  pb::ValueType* period_type = out.add_sample_type();
-  period_type->set_type(strings.Index(time_event ? "cpu" : options.event_name));
-  period_type->set_unit(strings.Index(time_event ? "nanoseconds" : "count"));
-  *out.mutable_period_type() = *period_type;
-  if (!options.frequency_mode) {
-    out.set_period(ClampToInt64(options.sample_rate));
-  } else if (time_event && options.sample_rate > 0) {
-    out.set_period(static_cast<int64_t>(1'000'000'000 / options.sample_rate));
+  pb::ValueType* period_type = samples_type;
+  if (!options.periods_are_samples) {
+    period_type = out.add_sample_type();
+    if (!options.period_type.empty()) {
+      period_type->set_type(strings.Index(options.period_type));
+      period_type->set_unit(strings.Index(options.period_unit));
+    } else {
+      period_type->set_type(strings.Index(time_event ? "cpu" : options.event_name));
+      period_type->set_unit(strings.Index(time_event ? "nanoseconds" : "count"));
+    }
+    if (!options.period_type.empty()) {
+      // Weights (off-CPU time): no fixed period between samples.
+    } else if (!options.frequency_mode) {
+      out.set_period(ClampToInt64(options.sample_rate));
+    } else if (time_event && options.sample_rate > 0) {
+      out.set_period(static_cast<int64_t>(1'000'000'000 / options.sample_rate));
+    }
   }
+  *out.mutable_period_type() = *period_type;
   out.set_default_sample_type(period_type->type());
   out.set_time_nanos(options.start_unix_ns);
   out.set_duration_nanos(options.duration_ns);
@@ -208,14 +218,20 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
     auto [it, added] = totals.try_emplace(key, 0, 0);
     if (added) order.push_back(key);
     it->second.first += 1;
-    it->second.second += sample.period;
+    // Saturating: periods come from the recording, which may be corrupt.
+    uint64_t& sum = it->second.second;
+    sum += std::min(sample.period, std::numeric_limits<uint64_t>::max() - sum);
   }
   for (const SampleKey& key : order) {
     const auto& [count, period] = totals[key];
     pb::Sample* sample = out.add_sample();
     for (uint32_t location : profile.stack(key.stack)) sample->add_location_id(location + 1);
-    sample->add_value(ClampToInt64(count));
-    sample->add_value(ClampToInt64(period));
+    if (options.periods_are_samples) {
+      sample->add_value(ClampToInt64(period));
+    } else {
+      sample->add_value(ClampToInt64(count));
+      sample->add_value(ClampToInt64(period));
+    }
     pb::Label* label = sample->add_label();
     label->set_key(pid_key);
     label->set_num(key.pid);
@@ -227,12 +243,30 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
     label->set_str(strings.Index(profile.string(key.comm)));
   }
 
-  // pprof shows mapping[0] as the profile's main binary: take the module of
-  // the outermost frame of the first sample, usually the executable.
+  // pprof shows mapping[0] as the profile's main binary: the native module
+  // in the most samples, preferring one not named like a shared library.
   uint32_t main_mapping = 0;
-  if (!profile.samples().empty()) {
-    const std::vector<uint32_t>& stack = profile.stack(profile.samples().front().stack);
-    if (!stack.empty()) main_mapping = static_cast<uint32_t>(out.location(stack.back()).mapping_id() - 1);
+  {
+    std::vector<uint64_t> hits(mappings.size(), 0);
+    std::vector<uint32_t> seen_in(mappings.size(), UINT32_MAX);
+    for (uint32_t i = 0; i < order.size(); ++i) {
+      for (uint32_t location : profile.stack(order[i].stack)) {
+        const uint32_t m = static_cast<uint32_t>(out.location(location).mapping_id() - 1);
+        if (seen_in[m] == i) continue;
+        seen_in[m] = i;
+        hits[m] += totals[order[i]].first;
+      }
+    }
+    auto better = [&](uint32_t a, uint32_t b) {  // is a a better main binary than b?
+      auto rank = [&](uint32_t m) {
+        const bool library = Basename(mappings[m].filename).find(".so") != absl::string_view::npos;
+        return std::make_tuple(mappings[m].native, !library, hits[m]);
+      };
+      return rank(a) > rank(b);
+    };
+    for (uint32_t m = 1; m < mappings.size(); ++m) {
+      if (better(m, main_mapping)) main_mapping = m;
+    }
   }
   std::vector<uint32_t> mapping_order(mappings.size());
   for (uint32_t i = 0; i < mappings.size(); ++i) mapping_order[i] = i;

@@ -9,7 +9,7 @@
 // ($PPROF_BINARY_PATH). Kernel code maps to "[kernel.kallsyms]" and JIT or
 // anonymous memory to "[perf-PID.map]"-style names, which pprof does not try
 // to open. Samples are aggregated per stack, process, thread and thread name,
-// with values [samples, period] and "pid", "tid", "thread" labels.
+// with values [samples, period sum] and "pid", "tid", "thread" labels.
 #ifndef PROFCPU_RENDER_PPROF_WRITER_H_
 #define PROFCPU_RENDER_PPROF_WRITER_H_
 
@@ -30,6 +30,14 @@ struct PprofOptions {
   std::string event_name = "cpu-clock";  // the sampled event
   bool frequency_mode = true;            // sample_rate is in Hz (else a period)
   uint64_t sample_rate = 99;
+  // What each sample's period measures, as pprof's (type, unit), e.g.
+  // ("off-cpu", "microseconds"). Empty: "cpu"/"nanoseconds" for cpu-clock and
+  // task-clock, (event_name, "count") for other events.
+  std::string period_type;
+  std::string period_unit;
+  // The period is itself a count of samples (stacks counted in the kernel):
+  // one value, "samples", summing the periods.
+  bool periods_are_samples = false;
   int64_t start_unix_ns = 0;  // wall clock when collection began
   int64_t duration_ns = 0;
   std::vector<std::string> comments;  // free text shown by pprof -comments

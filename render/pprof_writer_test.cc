@@ -158,6 +158,26 @@ TEST(PprofWriterTest, OtherEventsCountEvents) {
   EXPECT_EQ(p.period(), 100000);
 }
 
+TEST(PprofWriterTest, WeightsAndCountedStacks) {
+  TestProfile t = Make();
+  PprofOptions off_cpu;
+  off_cpu.period_type = "off-cpu";
+  off_cpu.period_unit = "microseconds";
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*SerializePprof(t.profile, off_cpu)));
+  EXPECT_EQ(Str(p, p.sample_type(1).type()), "off-cpu");
+  EXPECT_EQ(Str(p, p.sample_type(1).unit()), "microseconds");
+  EXPECT_EQ(p.period(), 0);
+
+  // Stacks counted in the kernel: the period is the number of samples.
+  PprofOptions counted;
+  counted.periods_are_samples = true;
+  ASSERT_TRUE(p.ParseFromString(*SerializePprof(t.profile, counted)));
+  ASSERT_EQ(p.sample_type_size(), 1);
+  ASSERT_EQ(p.sample(0).value_size(), 1);
+  EXPECT_EQ(p.sample(0).value(0), 2000);
+}
+
 TEST(PprofWriterTest, GzipRoundTrips) {
   const std::string data(100000, 'x');
   absl::StatusOr<std::string> compressed = Gzip(data);
