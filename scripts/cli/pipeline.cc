@@ -171,9 +171,20 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
                            " JIT frame names"));
   }
 
+  // postprocess -pid/-tid/-comm/-from/-to/-no-idle: every output below shows
+  // the samples kept (the snapshot above stays whole).
+  if (!options.outputs.filter.empty()) {
+    fold::ProfileFilter filter = options.outputs.filter;
+    filter.start_ns = built.summary.header.start_time_ns;
+    const fold::ProfileFilterStats kept = fold::FilterProfile(filter, &profile);
+    log->Info(absl::StrCat("filters kept ", kept.kept, " samples of ", kept.kept + kept.dropped));
+    if (kept.kept == 0) log->Warn("the filters kept no sample: the outputs are empty");
+  }
+
   // BPF counts and off-CPU time are weights carried as periods.
   fold::FoldOptions fold_options;
   fold_options.weight_by_period = built.summary.weighted;
+  fold_options.include_tid = options.outputs.threads;
   fold::FoldedProfile folded = fold::FoldProfile(profile, fold_options);
   PROFCPU_RETURN_IF_ERROR(write(kFoldedFile, fold::FormatFolded(folded)));
 
@@ -209,8 +220,19 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
   }
   if (built.summary.microseconds) graph.count_name = "microseconds";
   graph.subtitle = built.summary.header.target;
-  PROFCPU_ASSIGN_OR_RETURN(std::string svg, render::RenderFlameGraph(folded, graph));
+  PROFCPU_RETURN_IF_ERROR(ApplyGraphFlags(options.outputs, &graph));
+  // Palettes that colour by annotation need the stacks folded with them.
+  const fold::FoldOptions graph_fold = GraphFoldOptions(fold_options, graph.palette);
+  const fold::FoldedProfile annotated =
+      graph_fold.annotate_kernel ? fold::FoldProfile(profile, graph_fold) : fold::FoldedProfile();
+  PROFCPU_ASSIGN_OR_RETURN(
+      std::string svg,
+      render::RenderFlameGraph(graph_fold.annotate_kernel ? annotated : folded, graph));
   PROFCPU_RETURN_IF_ERROR(write(kFlameGraphFile, svg));
+
+  PROFCPU_RETURN_IF_ERROR(WriteExports(options.outputs, dir, built, log, &result.exports));
+  result.files_written.insert(result.files_written.end(), result.exports.begin(),
+                              result.exports.end());
   return result;
 }
 

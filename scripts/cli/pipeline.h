@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "fold/profile_builder.h"
 #include "scripts/cli/run_log.h"
+#include "scripts/cli/run_outputs.h"
 #include "symbolize/symbolizer.h"
 
 namespace profcpu::cli {
@@ -28,6 +29,8 @@ struct PipelineOptions {
   // -strip-tiers: drop the .NET tier annotation ("[OptimizedTier1]") from
   // JIT frame names in the outputs (the snapshot keeps them).
   bool strip_tiers = false;
+  // -format exports, the graph's look, -threads, postprocess's filters.
+  RunOutputOptions outputs;
 };
 
 struct PipelineResult {
@@ -40,6 +43,8 @@ struct PipelineResult {
   // paths, for the archive.
   std::vector<std::string> jit_files;
   std::vector<std::string> files_written;
+  // The -format exports written (also in files_written), for the archive.
+  std::vector<std::string> exports;
 };
 
 absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, RunLog* log);

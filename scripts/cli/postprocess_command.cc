@@ -15,6 +15,7 @@
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
 #include "scripts/cli/run_log.h"
+#include "scripts/cli/run_outputs.h"
 #include "scripts/cli/version.h"
 
 namespace profcpu::cli {
@@ -38,7 +39,8 @@ int RunPostprocess(const std::vector<std::string>& args) {
                 "DIR\nfrom the recording, on any machine: frames are named from the symbol "
                 "snapshot taken\nwhen the profile was collected. DIR may hold only prof.tar.gz; "
                 "it is unpacked first\n(existing files are kept). prof.tar.gz is created if DIR "
-                "has none.");
+                "has none. -pid, -tid, -comm, -from/-to and\n-no-idle keep some samples only; "
+                "-format adds exports; the graph flags change its look.");
   flags.Add("dir", "DIR", "", "run folder (or a folder holding prof.tar.gz) (required)");
   flags.Add("symbols", "DIR", "",
             "a directory of debug files (a .build-id/ tree, /usr/lib/debug-style paths, or "
@@ -47,6 +49,8 @@ int RunPostprocess(const std::vector<std::string>& args) {
   flags.Add("strip-tiers", "", "",
             "drop the .NET tier annotation ([OptimizedTier1], [QuickJitted], [PreJIT]...) from "
             "JIT frame names, so one method's tiers fold into one frame");
+  AddRunOutputFlags(&flags);
+  AddFilterFlags(&flags);
   absl::Status parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
@@ -56,6 +60,14 @@ int RunPostprocess(const std::vector<std::string>& args) {
   if (flags.help_requested()) {
     std::printf("%s", flags.Usage().c_str());
     return kExitOk;
+  }
+  RunOutputOptions outputs;
+  absl::Status read = ReadRunOutputFlags(flags, &outputs);
+  if (read.ok()) read = ReadFilterFlags(flags, &outputs.filter);
+  if (!read.ok()) {
+    std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(read.message().size()),
+                 read.message().data(), flags.Usage().c_str());
+    return kExitUsage;
   }
   std::string dir = flags.String("dir");
   if (dir.empty() && flags.positionals().size() == 1) dir = flags.positionals()[0];
@@ -95,9 +107,11 @@ int RunPostprocess(const std::vector<std::string>& args) {
   pipeline.dir = dir;
   pipeline.symbol_dirs = flags.Strings("symbols");
   pipeline.strip_tiers = flags.Bool("strip-tiers");
+  pipeline.outputs = outputs;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());
   std::vector<std::string> extra = result->jit_files;
+  extra.insert(extra.end(), result->exports.begin(), result->exports.end());
   std::string summary = SummaryLine(*result);
   log.Info(summary);
   absl::Status finished = FinishRun(dir, *result, extra, /*write_archive=*/!had_archive, &log);

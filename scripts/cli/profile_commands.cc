@@ -29,6 +29,7 @@
 #include "scripts/cli/pipeline.h"
 #include "scripts/cli/process_files.h"
 #include "scripts/cli/run_log.h"
+#include "scripts/cli/run_outputs.h"
 #include "scripts/cli/version.h"
 
 namespace profcpu::cli {
@@ -80,6 +81,7 @@ void AddSamplingFlags(FlagSet* flags) {
              "with -backend bpf: keep each sample's time, for a perf_script.out timeline "
              "(FlameScope); without it BPF counts stacks and perf_script.out holds one entry "
              "per stack per second");
+  AddRunOutputFlags(flags);  // -format, -threads, the graph's look
 }
 
 int UsageError(const FlagSet& flags, absl::string_view message) {
@@ -213,7 +215,8 @@ void RemoveRunDirectory(const std::string& dir) {
 // Samples as `options` say into a new run folder under `out`, builds every
 // output, prints the folder's path. Shared by collect and record.
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
-                      const std::vector<std::string>& argv, bool manage_perfmaps) {
+                      const std::vector<std::string>& argv, bool manage_perfmaps,
+                      const RunOutputOptions& outputs) {
   auto run_dir = CreateRunDirectory(out, std::time(nullptr));
   if (!run_dir.ok()) return Fail(run_dir.status().message());
   RunLog log;
@@ -306,6 +309,7 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   }
   PipelineOptions pipeline;
   pipeline.dir = *run_dir;
+  pipeline.outputs = outputs;
   ProcessFiles files(collected->roots, target_root, collected->processes);
   pipeline.files = &files;
   auto result = RebuildOutputs(pipeline, &log);
@@ -319,6 +323,7 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   std::vector<std::string> jit_files = CopyJitFiles(*run_dir, result->jit_pids, files, &log);
   std::string summary = SummaryLine(*result);
   log.Info(summary);
+  jit_files.insert(jit_files.end(), result->exports.begin(), result->exports.end());
   absl::Status finished = FinishRun(*run_dir, *result, jit_files, /*write_archive=*/true, &log);
   if (!finished.ok()) return Fail(absl::StrCat("finishing ", *run_dir, ": ", finished.message()));
   std::fprintf(stderr, "profcpu: %s\n", summary.c_str());
@@ -375,7 +380,11 @@ int RunCollect(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   auto manage_perfmaps = ReadPerfMapFlag(flags);
   if (!manage_perfmaps.ok()) return UsageError(flags, manage_perfmaps.status().message());
-  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps);
+  RunOutputOptions outputs;
+  if (absl::Status s = ReadRunOutputFlags(flags, &outputs); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
+  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps, outputs);
 }
 
 int RunRecord(const std::vector<std::string>& args) {
@@ -399,13 +408,18 @@ int RunRecord(const std::vector<std::string>& args) {
   }
   auto manage_perfmaps = ReadPerfMapFlag(flags);
   if (!manage_perfmaps.ok()) return UsageError(flags, manage_perfmaps.status().message());
+  RunOutputOptions outputs;
+  if (absl::Status s = ReadRunOutputFlags(flags, &outputs); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
   // A .NET command started here writes perf maps from its first method on
   // (unless its environment already says otherwise); the session then keeps
   // its jitdump going (perfmap_session.h).
   if (*manage_perfmaps) ::setenv("DOTNET_PerfMapEnabled", "1", /*overwrite=*/0);
   std::vector<std::string> argv = {"profcpu", "record"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps);
+  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps,
+                           outputs);
 }
 
 }  // namespace profcpu::cli

@@ -1,0 +1,179 @@
+#include "scripts/cli/run_outputs.h"
+
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "collector/base/status_macros.h"
+#include "render/pprof_writer.h"
+#include "scripts/cli/archive.h"
+#include "scripts/cli/graph_flags.h"
+#include "scripts/cli/output_dir.h"
+#include "scripts/cli/pipeline.h"
+
+namespace profcpu::cli {
+namespace {
+
+absl::Status ReadIds(const FlagSet& flags, absl::string_view flag, std::vector<uint32_t>* ids) {
+  if (!flags.IsSet(flag)) return absl::OkStatus();
+  const std::string value = flags.String(flag);
+  for (absl::string_view part : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    uint32_t id;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &id)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "-", flag, " takes ids separated by commas (e.g. 12,13), got '", value, "'"));
+    }
+    ids->push_back(id);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadFormats(const std::string& list, RunOutputOptions* outputs) {
+  for (absl::string_view format : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    format = absl::StripAsciiWhitespace(format);
+    if (format == "pprof") {
+      outputs->pprof = true;
+    } else if (format == "perfview") {
+      outputs->perfview = true;
+    } else if (format == "svg" || format == "folded" || format == "perf-script") {
+      // Always written.
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown -format '", format,
+          "': expected pprof or perfview (flamegraph.svg, folded_stacks.out and "
+          "perf_script.out are always written; speedscope opens perf_script.out as it is)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddRunOutputFlags(FlagSet* flags) {
+  flags->Add("format", "LIST", "",
+             "extra outputs, comma-separated: pprof (profile.pb.gz, for go tool pprof and "
+             "pprof-based services), perfview (NAME.trace.zip, perfcollect's layout)");
+  flags->Add("threads", "", "", "one tower per thread: root frames comm-PID/TID");
+  AddGraphFlags(flags, GraphFlagStyle::kRun);
+}
+
+void AddFilterFlags(FlagSet* flags) {
+  flags->Add("pid", "PIDS", "", "keep only samples of these processes (comma-separated)");
+  flags->Add("tid", "TIDS", "", "keep only samples of these threads (comma-separated)");
+  flags->Add("comm", "NAMES", "", "keep only samples of threads with these names (comma-separated)");
+  flags->Add("from", "SEC", "", "keep samples from SEC seconds after the start (a FlameScope range)");
+  flags->Add("to", "SEC", "", "keep samples before SEC seconds after the start");
+  flags->Add("no-idle", "", "", "drop samples in the kernel's idle loop");
+}
+
+absl::Status ReadRunOutputFlags(const FlagSet& flags, RunOutputOptions* outputs) {
+  PROFCPU_RETURN_IF_ERROR(ReadFormats(flags.String("format"), outputs));
+  outputs->threads = flags.Bool("threads");
+  // Check the graph flags now, not after a 30 s profile.
+  render::FlameGraphOptions check;
+  PROFCPU_RETURN_IF_ERROR(ReadGraphFlags(flags, &check));
+  outputs->graph_flags = std::make_shared<const FlagSet>(flags);
+  return absl::OkStatus();
+}
+
+absl::Status ReadFilterFlags(const FlagSet& flags, fold::ProfileFilter* filter_out) {
+  fold::ProfileFilter& filter = *filter_out;
+  PROFCPU_RETURN_IF_ERROR(ReadIds(flags, "pid", &filter.pids));
+  PROFCPU_RETURN_IF_ERROR(ReadIds(flags, "tid", &filter.tids));
+  if (flags.IsSet("comm")) {
+    for (absl::string_view name : absl::StrSplit(flags.String("comm"), ',', absl::SkipEmpty())) {
+      filter.comms.emplace_back(name);
+    }
+  }
+  for (const char* flag : {"from", "to"}) {
+    if (!flags.IsSet(flag)) continue;
+    double seconds;
+    PROFCPU_RETURN_IF_ERROR(flags.Seconds(flag, &seconds));
+    (flag[0] == 'f' ? filter.from_s : filter.to_s) = seconds;
+  }
+  if (filter.from_s && filter.to_s && *filter.to_s <= *filter.from_s) {
+    return absl::InvalidArgumentError(absl::StrCat("-to ", *filter.to_s,
+                                                   " must be after -from ", *filter.from_s));
+  }
+  filter.no_idle = flags.Bool("no-idle");
+  return absl::OkStatus();
+}
+
+absl::Status ApplyGraphFlags(const RunOutputOptions& outputs, render::FlameGraphOptions* graph) {
+  if (outputs.graph_flags == nullptr) return absl::OkStatus();
+  return ReadGraphFlags(*outputs.graph_flags, graph);
+}
+
+fold::FoldOptions GraphFoldOptions(fold::FoldOptions options, render::Palette palette) {
+  switch (palette) {
+    case render::Palette::kDotnet:
+      options.annotate_precompiled = true;
+      [[fallthrough]];
+    case render::Palette::kJava:
+    case render::Palette::kJs:
+    case render::Palette::kPerl:
+      options.annotate_kernel = true;
+      options.annotate_jit = true;
+      break;
+    default:
+      break;
+  }
+  return options;
+}
+
+std::string PerfViewArchiveName(const std::string& dir) {
+  absl::string_view name = dir;
+  while (absl::ConsumeSuffix(&name, "/")) {
+  }
+  const size_t slash = name.rfind('/');
+  if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
+  if (name.empty() || name == "." || name == "..") name = "profcpu";
+  return absl::StrCat(name, ".trace.zip");
+}
+
+absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
+                          const fold::BuiltProfile& built, RunLog* log,
+                          std::vector<std::string>* written) {
+  const fold::RecordingSummary& summary = built.summary;
+  const recording::Header& header = summary.header;
+  if (outputs.pprof) {
+    render::PprofOptions pprof;
+    pprof.modules = &built.modules;
+    pprof.event_name = header.event_name;
+    pprof.frequency_mode = header.frequency_mode;
+    pprof.sample_rate = header.sample_rate;
+    if (summary.mode == "offcpu" || summary.mode == "wall") {
+      pprof.period_type = summary.mode == "offcpu" ? "off-cpu" : "wall";
+      pprof.period_unit = summary.microseconds ? "microseconds" : "count";
+    } else if (summary.weighted) {
+      pprof.periods_are_samples = true;  // stacks counted in the kernel (BPF)
+    }
+    pprof.start_unix_ns = header.start_realtime_ns;
+    if (summary.last_sample_ns > header.start_time_ns) {
+      pprof.duration_ns = static_cast<int64_t>(summary.last_sample_ns - header.start_time_ns);
+    }
+    pprof.comments = {absl::StrCat("profcpu ", header.profcpu_version),
+                      absl::StrCat("target: ", header.target),
+                      absl::StrCat("sampling: ", ModeDescription(summary))};
+    PROFCPU_RETURN_IF_ERROR(
+        render::WritePprofFile(built.profile, pprof, absl::StrCat(dir, "/", kPprofFile)));
+    written->push_back(kPprofFile);
+    log->Info(absl::StrCat("wrote ", kPprofFile, " (go tool pprof -http=: ", kPprofFile, ")"));
+  }
+  if (outputs.perfview) {
+    // perfcollect zips NAME.trace/ holding perf.data.txt, the perf script
+    // text PerfView parses (its first entry ending in .data.txt).
+    const std::string archive = PerfViewArchiveName(dir);
+    const std::string folder = archive.substr(0, archive.size() - 4);  // NAME.trace
+    PROFCPU_RETURN_IF_ERROR(WriteArchive(
+        absl::StrCat(dir, "/", archive), ArchiveFormat::kZip,
+        {{absl::StrCat(folder, "/perf.data.txt"), absl::StrCat(dir, "/", kPerfScriptFile)}}));
+    written->push_back(archive);
+    log->Info(absl::StrCat("wrote ", archive, " for PerfView"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace profcpu::cli

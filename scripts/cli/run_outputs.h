@@ -1,0 +1,63 @@
+// What collect, record and postprocess write besides the standard outputs,
+// and how: -format exports (pprof, PerfView's trace.zip), the flame graph's
+// look (a subset of flamegraph.pl's flags), -threads, and postprocess's
+// sample filters (-pid, -tid, -comm, -from/-to, -no-idle).
+#ifndef PROFCPU_SCRIPTS_CLI_RUN_OUTPUTS_H_
+#define PROFCPU_SCRIPTS_CLI_RUN_OUTPUTS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fold/folded_writer.h"
+#include "fold/profile_builder.h"
+#include "fold/profile_filter.h"
+#include "render/flamegraph_options.h"
+#include "scripts/cli/flags.h"
+#include "scripts/cli/run_log.h"
+
+namespace profcpu::cli {
+
+inline constexpr char kPprofFile[] = "profile.pb.gz";
+
+struct RunOutputOptions {
+  bool pprof = false;     // -format pprof: profile.pb.gz
+  bool perfview = false;  // -format perfview: NAME.trace.zip
+  bool threads = false;   // -threads: root frames "comm-PID/TID"
+  // The graph flags as given, applied over the run's own defaults (title,
+  // palette per mode) by ApplyGraphFlags.
+  std::shared_ptr<const FlagSet> graph_flags;
+  fold::ProfileFilter filter;  // postprocess only; start_ns set by the pipeline
+};
+
+// -format, -threads and the graph flags, for collect, record and postprocess.
+void AddRunOutputFlags(FlagSet* flags);
+// -pid, -tid, -comm, -from, -to, -no-idle, for postprocess.
+void AddFilterFlags(FlagSet* flags);
+// Read what those added. InvalidArgument naming the flag on a bad value.
+absl::Status ReadRunOutputFlags(const FlagSet& flags, RunOutputOptions* outputs);
+absl::Status ReadFilterFlags(const FlagSet& flags, fold::ProfileFilter* filter);
+
+// Overrides `graph` (the run's defaults) with the graph flags given.
+absl::Status ApplyGraphFlags(const RunOutputOptions& outputs, render::FlameGraphOptions* graph);
+
+// How to fold for the flame graph: palettes that pick hues by annotation
+// (java, js, perl, dotnet) need "_[k]", "_[j]" (and "_[p]") marks, which
+// folded_stacks.out leaves out as the original profcpu did.
+fold::FoldOptions GraphFoldOptions(fold::FoldOptions options, render::Palette palette);
+
+// The PerfView export's name: "NAME.trace.zip" after the run folder, as
+// perfcollect names it after the trace.
+std::string PerfViewArchiveName(const std::string& dir);
+
+// Writes the -format exports into `dir` from the (filtered) profile; the
+// perf script text is taken from dir's perf_script.out. Appends the names
+// written to *written.
+absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
+                          const fold::BuiltProfile& built, RunLog* log,
+                          std::vector<std::string>* written);
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_RUN_OUTPUTS_H_
