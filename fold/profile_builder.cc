@@ -11,6 +11,9 @@
 namespace profcpu::fold {
 namespace {
 
+// PERF_REG_X86_IP (asm/perf_regs.h): where a sample's user IP is.
+constexpr int kPerfRegIp = 8;
+
 class Builder {
  public:
   Builder(BuiltProfile* out, const BuildOptions& options) : out_(out), options_(options) {}
@@ -80,10 +83,34 @@ class Builder {
 
     stack_.clear();
     AddChain(sample.pid, sample.time_ns, sample.kernel_ips, /*kernel=*/true);
-    AddChain(sample.pid, sample.time_ns, sample.user_ips, /*kernel=*/false);
+    if (!sample.user_regs.empty()) {
+      AddChain(sample.pid, sample.time_ns, UnwindUser(sample), /*kernel=*/false);
+    } else {
+      AddChain(sample.pid, sample.time_ns, sample.user_ips, /*kernel=*/false);
+    }
     // Wall mode weighs by time: a cpu-clock period is nanoseconds on the CPU.
     AddSample(sample.time_ns, sample.pid, sample.tid, sample.cpu,
               wall_ ? Microseconds(sample.period) : sample.period, kOnCpuRoot);
+  }
+
+  // A -callgraph dwarf sample's user chain: unwound from its registers and
+  // stack copy, or just its IP when nothing can unwind it here.
+  std::vector<uint64_t> UnwindUser(const recording::Sample& sample) {
+    RecordingSummary& summary = out_->summary;
+    ++summary.dwarf_stacks;
+    const uint64_t mask = summary.header.user_regs_mask;
+    if (options_.unwinder != nullptr) {
+      symbolize::UnwoundStack unwound = options_.unwinder->Unwind(sample, mask, spaces_);
+      if (unwound.truncated) {
+        ++summary.dwarf_truncated;
+        ++summary.truncated_stacks;
+      }
+      return std::move(unwound.ips);
+    }
+    ++summary.dwarf_not_unwound;
+    ++summary.truncated_stacks;
+    std::optional<uint64_t> ip = symbolize::UserRegister(sample, mask, kPerfRegIp);
+    return ip.has_value() ? std::vector<uint64_t>{*ip} : std::vector<uint64_t>{};
   }
 
   // BPF records (collector/bpf/): stacks by id, then samples naming them.
@@ -247,6 +274,13 @@ absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,
     if (!record->has_value()) break;
     if (!saw_header && !std::holds_alternative<recording::Header>(**record)) {
       return absl::DataLossError("recording does not start with a header record");
+    }
+    if (const auto* header = std::get_if<recording::Header>(&**record);
+        header != nullptr && header->format_version > recording::kFormatVersion) {
+      // A newer format may hold what this reader would silently misread.
+      return absl::UnimplementedError(absl::StrCat(
+          "the recording is format version ", header->format_version, "; this profcpu reads up to ",
+          recording::kFormatVersion, ": use a newer profcpu"));
     }
     saw_header = true;
     std::visit([&builder](const auto& r) { builder.On(r); }, **record);

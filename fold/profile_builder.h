@@ -15,6 +15,7 @@
 #include "fold/profile.h"
 #include "symbolize/code_location.h"
 #include "symbolize/jit_history.h"
+#include "symbolize/stack_unwinder.h"
 #include "symbolize/symbolizer.h"
 
 namespace profcpu::fold {
@@ -28,6 +29,13 @@ struct RecordingSummary {
   uint64_t lost_dropped = 0;      // samples the kernel dropped (LOST_SAMPLES)
   uint64_t throttle_events = 0;
   uint64_t truncated_stacks = 0;  // call chains cut at the kernel's depth limit
+                                  // or DWARF unwinds that stopped early
+  // -callgraph dwarf: samples with a user stack to unwind, how many of those
+  // unwinds stopped before the outermost frame (also in truncated_stacks),
+  // and how many could not be unwound at all (no unwinder: only their IP).
+  uint64_t dwarf_stacks = 0;
+  uint64_t dwarf_truncated = 0;
+  uint64_t dwarf_not_unwound = 0;
   uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
   std::vector<recording::ProcessInfo> processes;
@@ -58,6 +66,9 @@ struct BuildOptions {
   // Time-resolves JIT addresses into generations (CodeLocation::epoch):
   // told every mapping record, asked about every per-process address.
   symbolize::JitCodeHistory* jit = nullptr;
+  // Unwinds -callgraph dwarf samples' user stacks. Without it such samples
+  // keep only their sampled user IP (counted in dwarf_not_unwound).
+  symbolize::UserStackUnwinder* unwinder = nullptr;
 };
 
 absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,

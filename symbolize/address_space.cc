@@ -52,6 +52,7 @@ void AddressSpaceTracker::OnMmap(const recording::Mmap& mmap) {
   // Only executable mappings hold code; the collector asks for data mmaps only
   // when needed, so treat a record without PROT bits (old kernels) as code.
   if (mmap.prot != 0 && (mmap.prot & PROT_EXEC) == 0) return;
+  generations_[mmap.pid] = ++changes_;
   Space& space = spaces_[mmap.pid];
   uint64_t start = mmap.start;
   uint64_t end = mmap.start + mmap.length;
@@ -99,11 +100,32 @@ void AddressSpaceTracker::OnFork(const recording::Fork& fork) {
   if (parent == spaces_.end()) return;
   Space copy = parent->second;
   spaces_.insert_or_assign(fork.pid, std::move(copy));
+  generations_[fork.pid] = ++changes_;
 }
 
 void AddressSpaceTracker::OnComm(const recording::Comm& comm) {
   // exec replaces the whole address space; the new image's mmaps follow.
-  if (comm.exec) spaces_.erase(comm.pid);
+  if (comm.exec) {
+    spaces_.erase(comm.pid);
+    generations_[comm.pid] = ++changes_;
+  }
+}
+
+std::optional<MappingView> AddressSpaceTracker::FindMapping(uint32_t pid,
+                                                            uint64_t address) const {
+  auto space = spaces_.find(pid);
+  if (space == spaces_.end()) return std::nullopt;
+  auto it = space->second.upper_bound(address);
+  if (it == space->second.begin()) return std::nullopt;
+  --it;
+  if (address >= it->second.end) return std::nullopt;
+  return MappingView{it->first, it->second.end, it->second.file_offset, it->second.module,
+                     it->second.name};
+}
+
+uint64_t AddressSpaceTracker::Generation(uint32_t pid) const {
+  auto it = generations_.find(pid);
+  return it == generations_.end() ? 0 : it->second;
 }
 
 NormalizedAddress AddressSpaceTracker::Normalize(uint32_t pid, uint64_t address,

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,15 @@ struct NormalizedAddress {
   absl::string_view mapping_name;  // "//anon", "[vdso]", "/usr/lib/x.so"; "" if unmapped
 };
 
+// A mapping as the replay knows it at the current record.
+struct MappingView {
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive
+  uint64_t file_offset = 0;
+  int64_t module = -1;  // index into modules(), -1 for anonymous/JIT memory
+  absl::string_view name;
+};
+
 class AddressSpaceTracker {
  public:
   void OnMmap(const recording::Mmap& mmap);
@@ -32,6 +42,13 @@ class AddressSpaceTracker {
   // `address` is the address to look up (already adjusted to point inside the
   // call instruction for return addresses).
   NormalizedAddress Normalize(uint32_t pid, uint64_t address, bool kernel) const;
+
+  // The mapping of `pid` holding `address` now, if any (the DWARF unwinder
+  // finds the file and load bias of each frame's code with it).
+  std::optional<MappingView> FindMapping(uint32_t pid, uint64_t address) const;
+  // Changes whenever `pid`'s mappings change (mmap, exec, fork), so a
+  // consumer can tell its cached view is stale.
+  uint64_t Generation(uint32_t pid) const;
 
   const std::vector<Module>& modules() const { return modules_; }
 
@@ -48,6 +65,8 @@ class AddressSpaceTracker {
   absl::string_view InternName(const std::string& name);
 
   absl::flat_hash_map<uint32_t, Space> spaces_;
+  absl::flat_hash_map<uint32_t, uint64_t> generations_;
+  uint64_t changes_ = 0;
   std::vector<Module> modules_;
   absl::flat_hash_map<std::string, int64_t> module_ids_;  // key: dev:ino:path
   absl::flat_hash_map<std::string, std::unique_ptr<std::string>> names_;

@@ -47,6 +47,33 @@ std::string RejectReason(const ElfSymbols& candidate, int fd, const DebugFileQue
 
 }  // namespace
 
+absl::StatusOr<FoundDebugFile> FindDebugFile(const DebugFileQuery& query,
+                                             const std::vector<DebugSearchRoot>& roots,
+                                             const ModuleSymbolizerLimits& limits,
+                                             std::vector<std::string>* warnings) {
+  for (const DebugFileCandidate& candidate : DebugFileCandidates(query, roots)) {
+    absl::StatusOr<base::UniqueFd> fd = candidate.where->root->OpenFile(candidate.path);
+    if (!fd.ok()) continue;
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    std::string where = absl::StrCat(candidate.path, " in ", candidate.where->description);
+    absl::StatusOr<std::unique_ptr<ElfSymbols>> debug =
+        ElfSymbols::FromFd(fd->get(), where, limits.elf);
+    if (!debug.ok()) {
+      warnings->push_back(absl::StrCat("ignoring debug file ", where, ": ", debug.status().message()));
+      continue;
+    }
+    std::string reason = RejectReason(**debug, fd->get(), query, candidate.rule, limits);
+    if (!reason.empty()) {
+      warnings->push_back(absl::StrCat("ignoring debug file ", where, " for ", query.module_path,
+                                       ": ", reason));
+      continue;
+    }
+    return FoundDebugFile{std::move(*fd), std::move(*debug), std::move(where), candidate.rule};
+  }
+  return absl::NotFoundError(absl::StrCat("no debug file for ", query.module_path));
+}
+
 struct ModuleSymbolizerLoader {
   static absl::StatusOr<LoadedModule> Load(const Module& module, const base::RootDir* target_root,
                                            const std::vector<DebugSearchRoot>& debug_roots,
@@ -78,29 +105,13 @@ struct ModuleSymbolizerLoader {
       query.module_path = std::string(path);
       query.build_id = s.build_id_;
       if (s.binary_ != nullptr) query.debug_link = s.binary_->debug_link();
-      for (const DebugFileCandidate& candidate : DebugFileCandidates(query, debug_roots)) {
-        absl::StatusOr<base::UniqueFd> fd = candidate.where->root->OpenFile(candidate.path);
-        if (!fd.ok()) continue;
-        struct stat st;
-        if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        const std::string where =
-            absl::StrCat(candidate.path, " in ", candidate.where->description);
-        absl::StatusOr<std::unique_ptr<ElfSymbols>> debug =
-            ElfSymbols::FromFd(fd->get(), where, limits.elf);
-        if (!debug.ok()) {
-          out.warnings.push_back(
-              absl::StrCat("ignoring debug file ", where, ": ", debug.status().message()));
-          continue;
-        }
-        std::string reason = RejectReason(**debug, fd->get(), query, candidate.rule, limits);
-        if (!reason.empty()) {
-          out.warnings.push_back(absl::StrCat("ignoring debug file ", where, " for ", path, ": ",
-                                              reason));
-          continue;
-        }
-        if ((*debug)->has_dwarf()) {
+      absl::StatusOr<FoundDebugFile> found =
+          FindDebugFile(query, debug_roots, limits, &out.warnings);
+      if (found.ok()) {
+        const std::string& where = found->description;
+        if (found->symbols->has_dwarf()) {
           absl::StatusOr<std::unique_ptr<DwarfSymbols>> dwarf =
-              DwarfSymbols::FromFd(fd->get(), where, limits.dwarf);
+              DwarfSymbols::FromFd(found->fd.get(), where, limits.dwarf);
           if (dwarf.ok()) {
             s.dwarf_ = std::move(*dwarf);
           } else {
@@ -108,10 +119,9 @@ struct ModuleSymbolizerLoader {
                                                 dwarf.status().message()));
           }
         }
-        if ((*debug)->has_symtab()) s.debug_ = std::move(*debug);
-        s.debug_file_ = absl::StrCat(where, " (", DebugFileRuleName(candidate.rule), ")");
+        s.debug_file_ = absl::StrCat(where, " (", DebugFileRuleName(found->rule), ")");
+        if (found->symbols->has_symtab()) s.debug_ = std::move(found->symbols);
         if (s.build_id_.empty() && s.debug_ != nullptr) s.build_id_ = s.debug_->build_id();
-        break;
       }
     } else {
       absl::StatusOr<base::UniqueFd> fd = target_root->OpenFile(

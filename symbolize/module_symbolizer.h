@@ -59,6 +59,21 @@ class ModuleSymbolizer {
   std::string debug_file_;
 };
 
+// A debug file found and verified (build-id, else debuglink CRC).
+struct FoundDebugFile {
+  base::UniqueFd fd;
+  std::unique_ptr<ElfSymbols> symbols;  // its tables, read while verifying
+  std::string description;              // "PATH in WHERE"
+  DebugFileRule rule = DebugFileRule::kBuildId;
+};
+
+// Tries every candidate of `query` in `roots`, in order, and returns the
+// first acceptable one; a rejected candidate adds a line to `warnings`.
+absl::StatusOr<FoundDebugFile> FindDebugFile(const DebugFileQuery& query,
+                                             const std::vector<DebugSearchRoot>& roots,
+                                             const ModuleSymbolizerLimits& limits,
+                                             std::vector<std::string>* warnings);
+
 struct LoadedModule {
   std::unique_ptr<ModuleSymbolizer> symbolizer;
   std::vector<std::string> warnings;  // file changed, no usable layout, ...

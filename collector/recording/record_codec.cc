@@ -84,6 +84,8 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.String(r.command_line);
           w.String(r.mode);
           w.String(r.backend);
+          w.U64(r.user_regs_mask);
+          w.U32(r.user_stack_size);
         } else if constexpr (std::is_same_v<T, Sample>) {
           w.U64(r.time_ns);
           w.U32(r.pid);
@@ -93,6 +95,13 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.U8(r.truncated ? 1 : 0);
           EncodeIps(w, r.kernel_ips);
           EncodeIps(w, r.user_ips);
+          // The DWARF tail, only on samples that have one (version 2).
+          if (r.user_regs_abi != 0 || !r.user_regs.empty() || !r.user_stack.empty()) {
+            w.U32(r.user_regs_abi);
+            w.U32(static_cast<uint32_t>(r.user_regs.size()));
+            for (uint64_t reg : r.user_regs) w.U64(reg);
+            w.String(r.user_stack);
+          }
         } else if constexpr (std::is_same_v<T, Mmap>) {
           w.U64(r.time_ns);
           w.U32(r.pid);
@@ -204,6 +213,10 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       // Appended later: absent from older recordings.
       if (r.remaining() > 0) h.mode = r.String();
       if (r.remaining() > 0) h.backend = r.String();
+      if (r.remaining() > 0) {
+        h.user_regs_mask = r.U64();
+        h.user_stack_size = r.U32();
+      }
       record = std::move(h);
       break;
     }
@@ -217,6 +230,19 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       s.truncated = r.U8() != 0;
       if (!DecodeIps(r, &s.kernel_ips) || !DecodeIps(r, &s.user_ips)) {
         return absl::DataLossError("sample record: bad call chain");
+      }
+      if (r.remaining() > 0) {  // -callgraph dwarf: registers and stack
+        s.user_regs_abi = r.U32();
+        uint32_t n = r.U32();
+        if (!r.ok() || n > kMaxUserRegs || n * sizeof(uint64_t) > r.remaining()) {
+          return absl::DataLossError("sample record: bad user register count");
+        }
+        s.user_regs.resize(n);
+        for (uint64_t& reg : s.user_regs) reg = r.U64();
+        s.user_stack = r.String();
+        if (s.user_stack.size() > kMaxUserStack) {
+          return absl::DataLossError("sample record: user stack copy over 65528 bytes");
+        }
       }
       record = std::move(s);
       break;

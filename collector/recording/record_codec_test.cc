@@ -38,6 +38,54 @@ TEST(RecordCodecTest, SampleRoundTrips) {
   EXPECT_TRUE(out.truncated);
 }
 
+TEST(RecordCodecTest, DwarfSampleRoundTripsAndFpSampleHasNoTail) {
+  Sample s;
+  s.pid = 3;
+  s.kernel_ips = {0xffffffff81000000ull};
+  s.user_regs_abi = 2;  // PERF_SAMPLE_REGS_ABI_64
+  s.user_regs = {1, 2, 3, 0x7ffd0000, 0x401000};
+  s.user_stack = std::string("\x00\x01stack bytes\xff", 15);
+  auto out = std::get<Sample>(RoundTrip(s));
+  EXPECT_EQ(out.user_regs_abi, 2u);
+  EXPECT_EQ(out.user_regs, s.user_regs);
+  EXPECT_EQ(out.user_stack, s.user_stack);
+  EXPECT_TRUE(out.user_ips.empty());
+
+  // A frame-pointer sample is encoded exactly as version 1 encoded it.
+  Sample fp;
+  fp.user_ips = {0x401000};
+  std::string with_tail, without;
+  EncodeRecord(s, &with_tail);
+  EncodeRecord(fp, &without);
+  EXPECT_EQ(without.size(), kRecordPrefixSize + 8 + 4 + 4 + 4 + 8 + 1 + 4 + 4 + 8);
+  auto back = std::get<Sample>(RoundTrip(fp));
+  EXPECT_EQ(back.user_regs_abi, 0u);
+  EXPECT_TRUE(back.user_regs.empty());
+  EXPECT_TRUE(back.user_stack.empty());
+}
+
+TEST(RecordCodecTest, DwarfTailIsBounded) {
+  Sample s;
+  s.user_regs_abi = 2;
+  s.user_regs.assign(kMaxUserRegs + 1, 7);
+  std::string bytes;
+  EncodeRecord(s, &bytes);
+  EXPECT_EQ(DecodeRecord(2, absl::string_view(bytes).substr(kRecordPrefixSize)).status().code(),
+            absl::StatusCode::kDataLoss);
+  s.user_regs = {1};
+  s.user_stack.assign(kMaxUserStack + 8, 'x');
+  bytes.clear();
+  EncodeRecord(s, &bytes);
+  EXPECT_EQ(DecodeRecord(2, absl::string_view(bytes).substr(kRecordPrefixSize)).status().code(),
+            absl::StatusCode::kDataLoss);
+  // A tail cut short is a truncated record.
+  s.user_stack = "abcdefgh";
+  bytes.clear();
+  EncodeRecord(s, &bytes);
+  EXPECT_FALSE(
+      DecodeRecord(2, absl::string_view(bytes).substr(kRecordPrefixSize, bytes.size() - 12)).ok());
+}
+
 TEST(RecordCodecTest, MmapAndHeaderRoundTrip) {
   Mmap m;
   m.pid = 5;
@@ -58,10 +106,17 @@ TEST(RecordCodecTest, MmapAndHeaderRoundTrip) {
   h.sample_rate = 99;
   h.target = "pid 1";
   h.boot_id = "abc";
+  h.callgraph = "dwarf";
+  h.user_regs_mask = 0xff01ff;
+  h.user_stack_size = 8192;
   auto ho = std::get<Header>(RoundTrip(h));
   EXPECT_EQ(ho.event_name, "cpu-clock");
   EXPECT_EQ(ho.sample_rate, 99u);
   EXPECT_EQ(ho.boot_id, "abc");
+  EXPECT_EQ(ho.format_version, 2u);
+  EXPECT_EQ(ho.callgraph, "dwarf");
+  EXPECT_EQ(ho.user_regs_mask, 0xff01ffu);
+  EXPECT_EQ(ho.user_stack_size, 8192u);
 }
 
 TEST(RecordCodecTest, ProcessInfoRoundTripsAndOldPayloadsDefaultToTmp) {
@@ -160,11 +215,19 @@ TEST(RecordCodecTest, HeaderWithoutModeFieldsReadsAsDefaults) {
   std::string bytes;
   EncodeRecord(Header{}, &bytes);
   absl::string_view payload = absl::string_view(bytes).substr(kRecordPrefixSize);
-  payload.remove_suffix(8);  // two empty strings: two u32 lengths
+  // Two empty strings (two u32 lengths), then the DWARF fields (u64, u32).
+  payload.remove_suffix(8 + 12);
   auto old = DecodeRecord(static_cast<uint32_t>(RecordType::kHeader), payload);
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(std::get<Header>(*old).mode, "");
   EXPECT_EQ(std::get<Header>(*old).backend, "");
+  EXPECT_EQ(std::get<Header>(*old).user_regs_mask, 0u);
+  // Written with mode and backend but before the DWARF fields.
+  old = DecodeRecord(static_cast<uint32_t>(RecordType::kHeader),
+                     absl::string_view(bytes).substr(kRecordPrefixSize, bytes.size() -
+                                                                             kRecordPrefixSize - 12));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(std::get<Header>(*old).user_stack_size, 0u);
 }
 
 TEST(RecordCodecTest, UnknownTypeIsNotFound) {

@@ -11,7 +11,9 @@
 
 namespace profcpu::recording {
 
-inline constexpr uint32_t kFormatVersion = 1;
+// Version 2 added the user registers and stack of -callgraph dwarf samples:
+// a version-1 reader would show those samples with kernel frames only.
+inline constexpr uint32_t kFormatVersion = 2;
 
 // First record of every recording: how it was taken.
 struct Header {
@@ -41,6 +43,11 @@ struct Header {
   // Who sampled on-CPU stacks: "perf" (samples through perf ring buffers)
   // or "bpf" (stacks counted in the kernel, collector/bpf/). Empty: "perf".
   std::string backend;
+  // -callgraph dwarf (callgraph "dwarf"): which user registers each sample
+  // carries (perf_event_attr.sample_regs_user: bits of enum perf_event_x86_regs,
+  // asm/perf_regs.h) and how many bytes of user stack it asked for.
+  uint64_t user_regs_mask = 0;
+  uint32_t user_stack_size = 0;
 };
 
 // One stack sample. Call chains are leaf first, as perf delivers them, with
@@ -55,7 +62,20 @@ struct Sample {
   std::vector<uint64_t> user_ips;
   // The kernel stopped walking at the frame limit (perf_event_max_stack).
   bool truncated = false;
+  // -callgraph dwarf only (then user_ips is empty: the user stack is unwound
+  // after collection, symbolize/dwarf_unwinder.h). PERF_SAMPLE_REGS_USER: the
+  // ABI (PERF_SAMPLE_REGS_ABI_64 = 2; 0 for a kernel thread, which has no
+  // user registers) and the registers of the header's user_regs_mask, lowest
+  // bit first; PERF_SAMPLE_STACK_USER: the bytes from the user stack pointer up.
+  uint32_t user_regs_abi = 0;
+  std::vector<uint64_t> user_regs;
+  std::string user_stack;
 };
+
+// Bounds a recording's DWARF fields must respect (perf allows at most 65528
+// stack bytes per sample, and a sample record is at most 64 KiB).
+inline constexpr size_t kMaxUserRegs = 64;
+inline constexpr size_t kMaxUserStack = 65528;
 
 // A file or anonymous mapping appeared (PERF_RECORD_MMAP2, or synthesized from
 // /proc/PID/maps for mappings that existed before collection began).
