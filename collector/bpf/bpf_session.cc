@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -47,6 +48,19 @@ recording::LossReason LossReasonOf(int index) {
 
 // Entries read per batch when draining the counts map.
 constexpr uint32_t kCountBatch = 1024;
+
+int32_t StackIdOf(__s32 id) { return id < 0 ? recording::kNoStack : id; }
+
+recording::StackSample StackSampleOf(uint32_t pid, uint32_t tid, uint32_t cpu, __s32 kernel_stack,
+                                     __s32 user_stack) {
+  recording::StackSample sample;
+  sample.pid = pid;
+  sample.tid = tid;
+  sample.cpu = cpu;
+  sample.kernel_stack = StackIdOf(kernel_stack);
+  sample.user_stack = StackIdOf(user_stack);
+  return sample;
+}
 
 }  // namespace
 
@@ -181,20 +195,16 @@ int BpfSession::OnEvent(void* context, void* data, size_t size) {
     off.tid = e.tid;
     off.cpu = e.cpu;
     off.state = e.state;
-    off.kernel_stack = e.kernel_stack < 0 ? recording::kNoStack : e.kernel_stack;
-    off.user_stack = e.user_stack < 0 ? recording::kNoStack : e.user_stack;
+    off.kernel_stack = StackIdOf(e.kernel_stack);
+    off.user_stack = StackIdOf(e.user_stack);
     ++self->counters_.offcpu_events;
     sink(std::move(off));
   } else if (e.kind == PROFCPU_EVENT_SAMPLE) {
-    recording::StackSample sample;
+    recording::StackSample sample =
+        StackSampleOf(e.pid, e.tid, e.cpu, e.kernel_stack, e.user_stack);
     sample.time_ns = e.time_ns;
-    sample.pid = e.pid;
-    sample.tid = e.tid;
-    sample.cpu = e.cpu;
     sample.count = 1;
     sample.period = e.value;
-    sample.kernel_stack = e.kernel_stack < 0 ? recording::kNoStack : e.kernel_stack;
-    sample.user_stack = e.user_stack < 0 ? recording::kNoStack : e.user_stack;
     ++self->counters_.samples;
     sink(std::move(sample));
   }
@@ -229,15 +239,11 @@ absl::Status BpfSession::DrainCounts(uint64_t now_ns, const Sink& sink) {
       const profcpu_count_key& k = keys[i];
       EmitStack(k.kernel_stack, /*kernel=*/true, now_ns, sink);
       EmitStack(k.user_stack, /*kernel=*/false, now_ns, sink);
-      recording::StackSample sample;
+      recording::StackSample sample =
+          StackSampleOf(k.pid, k.tid, k.cpu, k.kernel_stack, k.user_stack);
       sample.time_ns = now_ns;
-      sample.pid = k.pid;
-      sample.tid = k.tid;
-      sample.cpu = k.cpu;
       sample.count = values[i].count - last.count;
       sample.period = values[i].period - last.period;
-      sample.kernel_stack = k.kernel_stack < 0 ? recording::kNoStack : k.kernel_stack;
-      sample.user_stack = k.user_stack < 0 ? recording::kNoStack : k.user_stack;
       counters_.samples += sample.count;
       last = values[i];
       sink(std::move(sample));
