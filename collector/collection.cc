@@ -50,7 +50,11 @@ recording::Header MakeHeader(const CollectionOptions& options, const SamplerOpti
   h.start_time_ns = start_ns;
   h.start_realtime_ns = RealtimeNowNs();
   h.cpu_count = static_cast<uint32_t>(::sysconf(_SC_NPROCESSORS_CONF));
-  h.callgraph = "fp";
+  h.callgraph = sampler.dwarf_stack_size > 0 ? "dwarf" : "fp";
+  if (sampler.dwarf_stack_size > 0) {
+    h.user_regs_mask = kDwarfRegsMask;
+    h.user_stack_size = sampler.dwarf_stack_size;
+  }
   utsname uts;
   if (::uname(&uts) == 0) {
     h.hostname = uts.nodename;

@@ -45,7 +45,9 @@ Sampler::Sampler(const SamplerOptions& options, Sink sink, int cpus, int max_sta
       sink_(std::move(sink)),
       cpus_(cpus),
       kernel_stacks_(options.kernel_stacks),
-      parser_(max_stack),
+      parser_(max_stack, options.dwarf_stack_size > 0
+                             ? SampleLayout{kDwarfRegsMask, /*stack_user=*/true}
+                             : SampleLayout{}),
       buffers_(static_cast<size_t>(cpus)) {}
 
 Sampler::~Sampler() = default;
@@ -62,6 +64,14 @@ perf_event_attr Sampler::MakeAttr() const {
     attr.sample_period = options_.rate;
   }
   attr.sample_type = kSampleType;
+  if (options_.dwarf_stack_size > 0) {
+    // As perf --call-graph dwarf: user registers and stack for unwinding
+    // later; the kernel follows kernel chains only.
+    attr.sample_type = kDwarfSampleType;
+    attr.sample_regs_user = kDwarfRegsMask;
+    attr.sample_stack_user = options_.dwarf_stack_size;
+    attr.exclude_callchain_user = 1;
+  }
   attr.disabled = options_.enable_on_exec ? 1 : 0;
   attr.enable_on_exec = options_.enable_on_exec ? 1 : 0;
   attr.inherit = 1;

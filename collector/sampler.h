@@ -31,6 +31,10 @@ struct SamplerOptions {
   size_t ring_buffer_pages = 256;  // per CPU, power of two
   // Events start disabled and turn on when the target calls exec (record mode).
   bool enable_on_exec = false;
+  // -callgraph dwarf: copy the user registers and this many bytes of user
+  // stack with each sample (a multiple of 8, at most 65528) for unwinding
+  // after collection, instead of frame-pointer user chains. 0: frame pointers.
+  uint32_t dwarf_stack_size = 0;
   // Called with each event opened, before it is used (the BPF backend
   // attaches its sampling program here); an error stops the attach.
   std::function<absl::Status(int event_fd)> on_event_opened;

@@ -2,6 +2,7 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "collector/base/byte_io.h"
@@ -174,13 +175,64 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
       s.truncated = true;
     }
   }
+  const bool dwarf = layout_.regs_user_mask != 0;
   if (nr == 0) {
-    // No call chain (rare: the kernel could not walk): keep the sampled IP.
+    // No call chain (rare: the kernel could not walk; or, with DWARF
+    // sampling, a sample in user mode): keep the sampled IP. In user mode
+    // with DWARF the registers below hold it.
     uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
     bool kernel = mode == PERF_RECORD_MISC_KERNEL || (mode == 0 && IsKernelAddress(ip));
-    (kernel ? s.kernel_ips : s.user_ips).push_back(ip);
+    if (kernel) {
+      s.kernel_ips.push_back(ip);
+    } else if (!dwarf) {
+      s.user_ips.push_back(ip);
+    }
   }
   s.truncated = s.truncated || (max_stack_ > 0 && addresses >= static_cast<size_t>(max_stack_));
+  // PERF_SAMPLE_REGS_USER: u64 abi, then one u64 per mask bit unless the
+  // ABI is NONE (a kernel thread). PERF_SAMPLE_STACK_USER: u64 size, the
+  // bytes, then u64 dyn_size (how many of them were really copied) when size
+  // is not 0 (linux/perf_event.h, enum perf_event_type, PERF_RECORD_SAMPLE).
+  if (dwarf) {
+    uint64_t abi = r.U64();
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+      const int count = __builtin_popcountll(layout_.regs_user_mask);
+      if (static_cast<size_t>(count) > recording::kMaxUserRegs ||
+          static_cast<size_t>(count) > r.remaining() / sizeof(uint64_t)) {
+        ++malformed_;
+        return std::nullopt;
+      }
+      s.user_regs_abi = static_cast<uint32_t>(abi);
+      s.user_regs.resize(static_cast<size_t>(count));
+      for (uint64_t& reg : s.user_regs) reg = r.U64();
+    }
+  }
+  if (layout_.stack_user) {
+    uint64_t size = r.U64();
+    if (!r.ok() || size > r.remaining() || size > recording::kMaxUserStack) {
+      ++malformed_;
+      return std::nullopt;
+    }
+    if (size > 0) {
+      // The bytes sit at the reader's position; dyn_size follows them.
+      const size_t at = body.size() - r.remaining();
+      absl::string_view data = body.substr(at, static_cast<size_t>(size));
+      base::ByteReader after(body.substr(at + static_cast<size_t>(size)));
+      uint64_t dyn_size = after.U64();
+      if (!after.ok()) {
+        ++malformed_;
+        return std::nullopt;
+      }
+      if (s.user_regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+        s.user_stack = std::string(data.substr(0, static_cast<size_t>(std::min(dyn_size, size))));
+      }
+      return s;
+    }
+  }
+  if (!r.ok()) {
+    ++malformed_;
+    return std::nullopt;
+  }
   return s;
 }
 

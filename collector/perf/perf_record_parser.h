@@ -20,10 +20,25 @@ inline constexpr uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_
                                         PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
                                         PERF_SAMPLE_CALLCHAIN;
 
+// -callgraph dwarf adds the user registers and a copy of the user stack
+// (perf's --call-graph dwarf), and asks the kernel for kernel chains only.
+inline constexpr uint64_t kDwarfSampleType =
+    kSampleType | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+// x86-64: AX BX CX DX SI DI BP SP IP and R8..R15 (enum perf_event_x86_regs,
+// asm/perf_regs.h), every register DWARF call frame information may name.
+inline constexpr uint64_t kDwarfRegsMask = 0xff01ffull;
+
+// What a sample record holds beyond kSampleType's fields.
+struct SampleLayout {
+  uint64_t regs_user_mask = 0;  // PERF_SAMPLE_REGS_USER with this mask; 0: absent
+  bool stack_user = false;      // PERF_SAMPLE_STACK_USER
+};
+
 class PerfRecordParser {
  public:
   // `max_stack`: the kernel's perf_event_max_stack; a chain that long was cut.
-  explicit PerfRecordParser(int max_stack) : max_stack_(max_stack) {}
+  explicit PerfRecordParser(int max_stack, SampleLayout layout = {})
+      : max_stack_(max_stack), layout_(layout) {}
 
   // Returns the decoded record, or nullopt for record types profcpu ignores
   // and for malformed ones (counted in malformed()).
@@ -34,6 +49,7 @@ class PerfRecordParser {
  private:
   std::optional<recording::Record> ParseSample(absl::string_view bytes, uint16_t misc);
   int max_stack_;
+  SampleLayout layout_;
   uint64_t malformed_ = 0;
 };
 

@@ -59,6 +59,72 @@ TEST(PerfRecordParserTest, SampleSplitsKernelAndUserChains) {
   EXPECT_FALSE(s.truncated);
 }
 
+// A -callgraph dwarf sample in user mode: no chain (user chains are
+// excluded), then PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER.
+std::string DwarfSampleBody(uint64_t abi, uint64_t stack_size, uint64_t dyn_size,
+                            size_t truncate_by = 0) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U64(0x401234);  // ip
+  AppendSampleId(w, 7, 8, 900, 1);
+  w.U64(1);  // period
+  w.U64(0);  // nr: no chain
+  w.U64(abi);
+  if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+    for (uint64_t i = 0; i < 17; ++i) w.U64(0x1000 + i);  // kDwarfRegsMask: 17 registers
+  }
+  w.U64(stack_size);
+  for (uint64_t i = 0; i < stack_size; ++i) w.U8(static_cast<uint8_t>(i));
+  if (stack_size > 0) w.U64(dyn_size);
+  body.resize(body.size() - truncate_by);
+  return body;
+}
+
+TEST(PerfRecordParserTest, DwarfSampleKeepsRegistersAndTheCopiedStack) {
+  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true});
+  auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+                                        DwarfSampleBody(PERF_SAMPLE_REGS_ABI_64, 64, 40)));
+  ASSERT_TRUE(record.has_value());
+  const auto& s = std::get<recording::Sample>(*record);
+  EXPECT_EQ(s.user_regs_abi, static_cast<uint32_t>(PERF_SAMPLE_REGS_ABI_64));
+  ASSERT_EQ(s.user_regs.size(), 17u);
+  EXPECT_EQ(s.user_regs[8], 0x1008u);  // the IP's slot
+  ASSERT_EQ(s.user_stack.size(), 40u);  // dyn_size: only what was really copied
+  EXPECT_EQ(s.user_stack[39], 39);
+  EXPECT_TRUE(s.user_ips.empty());  // the registers hold the IP
+  EXPECT_EQ(parser.malformed(), 0u);
+}
+
+TEST(PerfRecordParserTest, DwarfSampleOfAKernelThreadHasNoUserData) {
+  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true});
+  auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL,
+                                        DwarfSampleBody(PERF_SAMPLE_REGS_ABI_NONE, 0, 0)));
+  ASSERT_TRUE(record.has_value());
+  const auto& s = std::get<recording::Sample>(*record);
+  EXPECT_EQ(s.user_regs_abi, 0u);
+  EXPECT_TRUE(s.user_regs.empty());
+  EXPECT_TRUE(s.user_stack.empty());
+}
+
+TEST(PerfRecordParserTest, ShortDwarfSamplesAreMalformed) {
+  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true});
+  for (size_t cut : {1, 8, 9, 64, 100}) {
+    EXPECT_FALSE(parser
+                     .Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+                                       DwarfSampleBody(PERF_SAMPLE_REGS_ABI_64, 64, 64, cut)))
+                     .has_value())
+        << cut;
+  }
+  // A stack size larger than the record.
+  std::string lying = DwarfSampleBody(PERF_SAMPLE_REGS_ABI_64, 0, 0);
+  lying.resize(lying.size() - 8);
+  base::ByteWriter w(&lying);
+  w.U64(1 << 20);
+  EXPECT_FALSE(
+      parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, lying)).has_value());
+  EXPECT_EQ(parser.malformed(), 6u);
+}
+
 TEST(PerfRecordParserTest, ChainAtTheDepthLimitIsMarkedTruncated) {
   std::string body;
   base::ByteWriter w(&body);
