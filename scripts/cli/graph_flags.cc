@@ -13,8 +13,8 @@ namespace profcpu::cli {
 namespace {
 
 constexpr char kPalettes[] =
-    "hot (default), mem, io, wakeup, chain, java, js, perl, dotnet, red, green, blue, aqua, "
-    "yellow, purple, orange";
+    "hot, mem, io, wakeup, chain, java, js, perl, dotnet (kernel, JIT, precompiled and native "
+    ".NET frames apart), red, green, blue, aqua, yellow, purple, orange";
 
 absl::Status BadValue(absl::string_view flag, absl::string_view value, absl::string_view want) {
   return absl::InvalidArgumentError(
@@ -41,8 +41,15 @@ absl::Status ReadInteger(const FlagSet& flags, absl::string_view flag, int* out)
 
 void AddGraphFlags(FlagSet* flags, GraphFlagStyle style) {
   const bool all = style == GraphFlagStyle::kFlamegraphPl;
-  flags->Add("title", "TEXT", "", "heading (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")");
-  flags->Add("subtitle", "TEXT", "", "second heading line");
+  if (all) {
+    flags->Add("title", "TEXT", "",
+               "heading (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")");
+    flags->Add("subtitle", "TEXT", "", "second heading line");
+  } else {
+    flags->Add("title", "TEXT", "", "flamegraph.svg's heading (default \"CPU Flame Graph\", or "
+               "the -mode's)");
+    flags->Add("subtitle", "TEXT", "", "second heading line (default: the target)");
+  }
   flags->Add("width", "PX", "1200", "image width");
   flags->Add("height", "PX", "16", "height of one frame");
   flags->Add("minwidth", "PX|N%", "0.1", "leave out frames narrower than this, in pixels or % of the total");
@@ -53,7 +60,8 @@ void AddGraphFlags(FlagSet* flags, GraphFlagStyle style) {
     flags->Add("countname", "TEXT", "samples", "what the counts are (bytes, ms...)");
     flags->Add("nametype", "TEXT", "Function:", "what the names are, shown on hover");
   }
-  flags->Add("colors", "PALETTE", "hot", absl::StrCat("frame colours: ", kPalettes));
+  flags->Add("colors", "PALETTE", all ? "hot" : "",
+             absl::StrCat("frame colours: ", kPalettes, all ? "" : " (default hot; blue for -mode offcpu)"));
   if (all) flags->Add("color", "PALETTE", "", "same as -colors");
   flags->Add("bgcolors", "COLOR", "", "background: yellow, blue, green, grey or #rrggbb (default: by palette)");
   flags->Add("hash", "", "", "colour by a hash of the name (similar names, similar colours)");

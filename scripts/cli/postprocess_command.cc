@@ -39,8 +39,9 @@ int RunPostprocess(const std::vector<std::string>& args) {
                 "DIR\nfrom the recording, on any machine: frames are named from the symbol "
                 "snapshot taken\nwhen the profile was collected. DIR may hold only prof.tar.gz; "
                 "it is unpacked first\n(existing files are kept). prof.tar.gz is created if DIR "
-                "has none. -pid, -tid, -comm, -from/-to and\n-no-idle keep some samples only; "
-                "-format adds exports; the graph flags change its look.");
+                "has none.\nThe filters (-pid, -tid, -comm, -from/-to, -no-idle) keep some samples "
+                "only, in every output;\n-format adds exports; the graph flags change "
+                "flamegraph.svg.");
   flags.Add("dir", "DIR", "", "run folder (or a folder holding prof.tar.gz) (required)");
   flags.Add("symbols", "DIR", "",
             "a directory of debug files (a .build-id/ tree, /usr/lib/debug-style paths, or "
