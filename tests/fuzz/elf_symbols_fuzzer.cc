@@ -1,9 +1,11 @@
 // An ELF file from the target's root: its program headers, symbol tables,
-// string tables and build-id note are all hostile (symbolize/elf_symbols.h).
-// Read both ways profcpu reads ELF (a file descriptor and a memory image) and
-// looked up at offsets taken from the input.
+// string tables, build-id note, .gnu_debuglink and DWARF are all hostile
+// (symbolize/elf_symbols.h, symbolize/dwarf_symbols.h). Read both ways
+// profcpu reads ELF symbols (a file descriptor and a memory image), its DWARF
+// through libdw, and looked up at offsets taken from the input.
 #include <cstring>
 
+#include "symbolize/dwarf_symbols.h"
 #include "symbolize/elf_symbols.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -43,6 +45,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               (*from_fd)->build_id() == (*from_image)->build_id(),
           "ELF read from a file and from memory differ");
     Probe(**from_fd, data, size);
+    // The debuglink name is joined to directories: it must be a bare name.
+    if (const auto& link = (*from_fd)->debug_link(); link.has_value()) {
+      Check(!link->name.empty() && link->name.find('/') == std::string::npos &&
+                link->name != "." && link->name != "..",
+            "a .gnu_debuglink name that is a path was accepted");
+    }
+  }
+
+  symbolize::DwarfLimits dwarf_limits;
+  dwarf_limits.max_units = 1000;
+  dwarf_limits.max_functions_per_unit = 10000;
+  auto dwarf = symbolize::DwarfSymbols::FromFd(file.fd(), "fuzz file", dwarf_limits);
+  if (dwarf.ok()) {
+    for (size_t i = 0; i + 8 <= size && i < 16 * 8; i += 8) {
+      uint64_t address;
+      std::memcpy(&address, data + i, 8);
+      for (uint64_t probe : {address, address & 0xffff}) {
+        for (const auto& frame : (*dwarf)->Lookup(probe)) {
+          Check(frame.function.size() < (size_t{1} << 20), "an absurd DWARF function name");
+        }
+      }
+    }
   }
   return 0;
 }

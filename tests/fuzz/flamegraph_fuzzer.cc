@@ -6,21 +6,18 @@
 // every name replaced by a harmless one of the same length gives the same
 // structure, so no name can inject an element, an attribute or a script.
 //
-// Input: folded text, "frame;frame;... count" per line (a folded-text reader
-// will replace this little parser when fold/ has one).
+// Input: folded text as flamegraph.pl reads it (fold/folded_reader.h), which
+// this target fuzzes too.
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include <algorithm>
 #include <map>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "fold/folded_profile.h"
+#include "fold/folded_reader.h"
 #include "render/flamegraph.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -29,30 +26,6 @@ namespace fold = profcpu::fold;
 namespace render = profcpu::render;
 
 namespace {
-
-constexpr size_t kMaxStacks = 2000;
-
-fold::FoldedProfile ParseFolded(absl::string_view text) {
-  fold::FoldedProfile profile;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (profile.stacks.size() >= kMaxStacks) break;
-    size_t space = line.rfind(' ');
-    if (space == absl::string_view::npos) continue;
-    fold::FoldedStack stack;
-    if (!absl::SimpleAtoi(line.substr(space + 1), &stack.count)) continue;
-    stack.count %= uint64_t{1} << 40;  // totals of real profiles stay far below 2^64
-    for (absl::string_view frame : absl::StrSplit(line.substr(0, space), ';')) {
-      stack.frames.emplace_back(frame);
-    }
-    profile.stacks.push_back(std::move(stack));
-  }
-  // The renderer's input is sorted by joined text, as the folder writes it.
-  std::sort(profile.stacks.begin(), profile.stacks.end(),
-            [](const fold::FoldedStack& a, const fold::FoldedStack& b) {
-              return absl::StrJoin(a.frames, ";") < absl::StrJoin(b.frames, ";");
-            });
-  return profile;
-}
 
 // Each distinct name becomes "nID" padded with 'x' to the name's length.
 fold::FoldedProfile Neutralize(const fold::FoldedProfile& profile) {
@@ -97,7 +70,9 @@ std::map<std::string, int> Structure(const std::string& svg) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  fold::FoldedProfile profile = ParseFolded(profcpu::fuzz::AsText(data, size));
+  fold::FoldedReadStats stats;
+  fold::FoldedProfile profile = fold::ParseFoldedText(profcpu::fuzz::AsText(data, size), &stats);
+  Check(stats.lines >= profile.stacks.size(), "more stacks than lines");
   fold::FoldedProfile neutral = Neutralize(profile);
   render::FlameGraphOptions options;
   render::FlameGraphOptions inverted;

@@ -18,6 +18,7 @@
 #include "collector/recording/recording_writer.h"
 #include "scripts/cli/archive.h"
 #include "symbolize/symbol_snapshot.h"
+#include "symbolize/testing_jitdump.h"
 
 namespace profcpu {
 namespace {
@@ -243,6 +244,48 @@ void ArchiveSeeds() {
   ::rmdir(files.c_str());
 }
 
+void JitdumpSeeds() {
+  using symbolize::testing::JitdumpBuilder;
+  for (bool swap : {false, true}) {
+    JitdumpBuilder dump(swap);
+    dump.Debug(100, 0x7f0000001000, {{0x7f0000001000, 10, "Program.cs"}, {0x7f0000001010, 11, "\xff"}})
+        .Load(100, 0x7f0000001000, 0x40, "void [App] App::Run()[OptimizedTier1]")
+        .Load(200, 0x7f0000002000, 0x20, "int32 [System.Private.CoreLib] X::Y()[PreJIT]", 1)
+        .Move(300, 0x7f0000002000, 0x7f0000003000, 0x20)
+        .Unwinding(350, 16, 8, 16)
+        .Load(400, 0x7f0000001000, 0x40, "void [App] App::Run()[OptimizedTier1OSR]", 2)
+        .Close(500);
+    Write("jitdump_fuzzer", swap ? "swapped" : "small", dump.bytes());
+  }
+  // A CODE_LOAD whose code_size runs past the end of everything (2^64 - 1).
+  Write("jitdump_fuzzer", "overflowing-size",
+        JitdumpBuilder().Load(100, 0x7f0000001000, 0, "evil").bytes() + std::string(8, '\xff'));
+}
+
+void IpcSeeds() {
+  std::string hresult;
+  base::ByteWriter(&hresult).U32(0x80131385);
+  Write("ipc_reply_fuzzer", "unknown-command",
+        absl::StrCat(std::string("DOTNET_IPC_V1\0", 14), std::string("\x18\0\xff\xff\0\0", 6),
+                     hresult));
+  std::string payload;
+  base::ByteWriter w(&payload);
+  w.U64(1);
+  for (int i = 0; i < 16; ++i) w.U8(static_cast<uint8_t>(i));
+  for (absl::string_view text : {"/usr/bin/dotnet app.dll", "Linux", "x64", "App", "8.0.1"}) {
+    w.U32(static_cast<uint32_t>(text.size() + 1));
+    for (char c : text) w.U16(static_cast<uint16_t>(c));
+    w.U16(0);
+  }
+  std::string header("DOTNET_IPC_V1\0", 14);
+  base::ByteWriter h(&header);
+  h.U16(static_cast<uint16_t>(20 + payload.size()));
+  h.U8(0xff);
+  h.U8(0);
+  h.U16(0);
+  Write("ipc_reply_fuzzer", "process-info2", header + payload);
+}
+
 }  // namespace
 }  // namespace profcpu
 
@@ -257,5 +300,7 @@ int main(int argc, char** argv) {
   profcpu::SnapshotSeeds();
   profcpu::PerfRecordSeeds();
   profcpu::ArchiveSeeds();
+  profcpu::JitdumpSeeds();
+  profcpu::IpcSeeds();
   return 0;
 }

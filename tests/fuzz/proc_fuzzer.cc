@@ -1,7 +1,9 @@
-// /proc/PID/maps and /proc/PID/status text. The kernel writes them, but file
-// names in maps are the target's (any bytes but '\n', " (deleted)" suffixes)
-// and the readers must hold up to whatever a future kernel prints.
+// /proc/PID/maps, status, environ and cgroup text. The kernel writes them,
+// but file names in maps and the whole environment are the target's, and the
+// readers must hold up to whatever a future kernel prints.
+#include "collector/proc/cgroup.h"
 #include "collector/proc/proc_reader.h"
+#include "collector/proc/process_environment.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;
@@ -15,5 +17,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto pids = profcpu::collector::ParseNamespacePids(text);
   Check(pids.size() <= 64, "more namespace pids than the recording allows");
+
+  // The environment decides where profcpu looks for JIT files: the paths are
+  // the target's to choose (they are opened inside its root), but never empty.
+  auto environment = profcpu::collector::ProcessEnvironment::Parse(text);
+  Check(!environment.DotnetPerfMapDirectory().empty(), "no perf map directory");
+  Check(!environment.TempDirectory().empty(), "no temporary directory");
+  (void)environment.DotnetPerfMapEnabled();
+
+  (void)profcpu::collector::CgroupV2Path(text);
+  (void)profcpu::collector::ContainerIdFromCgroup(text);
   return 0;
 }
