@@ -11,47 +11,67 @@ namespace {
 // How long a watched process may lack a diagnostics socket before profcpu
 // decides it is not a .NET process (a runtime creates it in milliseconds).
 constexpr uint64_t kGiveUpNs = 10'000'000'000;
+// A runtime whose jitdump keeps failing is not revived forever.
+constexpr int kMaxRevivals = 5;
 
 }  // namespace
 
 void PerfMapSession::Watch(pid_t pid) {
-  if (watched_.try_emplace(pid, collector::MonotonicNowNs()).second && Handle(pid)) {
-    watched_[pid] = 0;  // done
-  }
+  auto [it, inserted] = watched_.try_emplace(pid);
+  if (!inserted) return;
+  it->second.since_ns = collector::MonotonicNowNs();
+  it->second.settled = Handle(pid, &it->second);
 }
 
 void PerfMapSession::Poll() {
   uint64_t now = collector::MonotonicNowNs();
-  for (auto& [pid, since] : watched_) {
-    if (since == 0) continue;
-    if (Handle(pid) || now - since > kGiveUpNs) since = 0;
+  for (auto& [pid, watched] : watched_) {
+    if (watched.settled) continue;
+    watched.settled = Handle(pid, &watched) ||
+                      (!watched.runtime.has_value() && now - watched.since_ns > kGiveUpNs);
   }
 }
 
-bool PerfMapSession::Handle(pid_t pid) {
+bool PerfMapSession::Handle(pid_t pid, Watched* watched) {
   namespace dotnet = collector::dotnet;
-  auto target = dotnet::FindDiagnosticsTarget(pid);
-  if (absl::IsNotFound(target.status())) return false;  // not (yet) a .NET runtime
-  if (!target.ok()) {
-    log_->Warn(absl::StrCat("cannot reach the .NET diagnostics socket of process ", pid, ": ",
-                            target.status().message()));
-    return true;
+  if (!watched->runtime.has_value()) {
+    auto target = dotnet::FindDiagnosticsTarget(pid);
+    if (absl::IsNotFound(target.status())) return false;  // not (yet) a .NET runtime
+    if (!target.ok()) {
+      log_->Warn(absl::StrCat("cannot reach the .NET diagnostics socket of process ", pid, ": ",
+                              target.status().message()));
+      return true;
+    }
+    watched->runtime = std::move(*target);
   }
+  const dotnet::DiagnosticsTarget& target = *watched->runtime;
   std::optional<dotnet::PerfMapState> state = dotnet::ReadPerfMapState(pid);
   if (!state.has_value()) return true;  // gone, or its files are out of reach
-  if (state->perf_map_open && state->jitdump_open) {
-    log_->Info(absl::StrCat("process ", pid, " already writes its perf map and jitdump"));
-    return true;
+  if (!state->perf_map_open && !state->jitdump_open && watched->revivals == 0) {
+    absl::Status enabled = dotnet::EnablePerfMap(target, dotnet::PerfMapType::kAll);
+    if (!enabled.ok()) {
+      log_->Warn(absl::StrCat("JIT frames of process ", pid, " will be [unknown]: ",
+                              enabled.message()));
+      return true;
+    }
+    log_->Info(absl::StrCat("turned perf maps on for .NET process ", pid,
+                            " for this run (profcpu turns them off at the end)"));
+    enabled_.push_back(target);
+    ++watched->revivals;
+    return false;  // keep an eye on its jitdump
   }
-  if (state->perf_map_open) {
+  if (state->perf_map_open && !state->jitdump_open) {
     if (state->configured == "3") {
       log_->Warn(absl::StrCat("process ", pid, " writes a perf map but no jitdump "
                               "(DOTNET_PerfMapEnabled=3): precompiled ReadyToRun frames will be "
                               "[unknown]; DOTNET_PerfMapEnabled=1 names them too"));
       return true;
     }
-    // The jitdump was configured but the runtime dropped it: start it again.
-    absl::Status revived = dotnet::EnablePerfMap(*target, dotnet::PerfMapType::kJitDump);
+    if (watched->revivals >= kMaxRevivals) return true;
+    // The runtime dropped its jitdump after a failed write: start it again,
+    // which also replays the precompiled code it has run so far.
+    absl::Status revived = dotnet::EnablePerfMap(target, dotnet::PerfMapType::kJitDump);
+    ++watched->revivals;
     if (revived.ok()) {
       log_->Info(absl::StrCat("restarted the jitdump of .NET process ", pid,
                               " (the runtime had stopped writing it), which names precompiled "
@@ -59,19 +79,10 @@ bool PerfMapSession::Handle(pid_t pid) {
     } else {
       log_->Warn(absl::StrCat("precompiled frames of process ", pid, " may be [unknown]: ",
                               revived.message()));
+      return true;
     }
-    return true;
   }
-  absl::Status enabled = dotnet::EnablePerfMap(*target, dotnet::PerfMapType::kAll);
-  if (!enabled.ok()) {
-    log_->Warn(absl::StrCat("JIT frames of process ", pid, " will be [unknown]: ",
-                            enabled.message()));
-    return true;
-  }
-  log_->Info(absl::StrCat("turned perf maps on for .NET process ", pid,
-                          " for this run (profcpu turns them off at the end)"));
-  enabled_.push_back(std::move(*target));
-  return true;
+  return false;  // watch on: the jitdump may fail again
 }
 
 void PerfMapSession::Finish() {

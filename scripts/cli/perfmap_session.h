@@ -6,8 +6,9 @@
 //    as .NET 10 does at startup): revived, which replays precompiled code;
 //    left on, as configured.
 // Processes are watched until their runtime answers (a command profcpu
-// starts has no diagnostics socket for its first moments). Without this,
-// managed frames are [unknown].
+// starts has no diagnostics socket for its first moments), and their jitdump
+// is revived whenever the runtime drops it during the run (a new stub block
+// can make it fail at any time). Without this, managed frames are [unknown].
 #ifndef PROFCPU_SCRIPTS_CLI_PERFMAP_SESSION_H_
 #define PROFCPU_SCRIPTS_CLI_PERFMAP_SESSION_H_
 
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "collector/dotnet/diagnostics_client.h"
@@ -34,11 +36,17 @@ class PerfMapSession {
   void Finish();
 
  private:
-  // True once the process needs no more attention.
-  bool Handle(pid_t pid);
+  struct Watched {
+    uint64_t since_ns = 0;  // when first watched
+    bool settled = false;   // nothing more to do
+    std::optional<collector::dotnet::DiagnosticsTarget> runtime;  // once it answered
+    int revivals = 0;
+  };
+  // Turns maps on or revives the jitdump as needed; true once settled.
+  bool Handle(pid_t pid, Watched* watched);
 
   RunLog* log_;
-  std::map<pid_t, uint64_t> watched_;  // pid -> when first watched (monotonic ns)
+  std::map<pid_t, Watched> watched_;
   std::vector<collector::dotnet::DiagnosticsTarget> enabled_;
 };
 
