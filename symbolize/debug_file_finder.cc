@@ -58,6 +58,26 @@ bool IsDebugLinkRule(DebugFileRule rule) {
          rule == DebugFileRule::kDebugLinkGlobal;
 }
 
+std::vector<DebugSearchRoot> OpenDebugSearchRoots(const std::string& own_root,
+                                                  const std::vector<std::string>& symbol_dirs,
+                                                  std::vector<std::string>* warnings) {
+  std::vector<DebugSearchRoot> roots;
+  if (!own_root.empty()) {
+    absl::StatusOr<std::shared_ptr<base::RootDir>> own = base::RootDir::Open(own_root);
+    if (own.ok()) roots.push_back({*own, DebugSearchRoot::Kind::kSystem, "the profiler's root"});
+  }
+  for (const std::string& dir : symbol_dirs) {
+    absl::StatusOr<std::shared_ptr<base::RootDir>> root = base::RootDir::Open(dir);
+    if (root.ok()) {
+      roots.push_back({*root, DebugSearchRoot::Kind::kSymbolDir, dir});
+    } else {
+      warnings->push_back(
+          absl::StrCat("symbol directory ", dir, " is not usable: ", root.status().message()));
+    }
+  }
+  return roots;
+}
+
 std::vector<DebugFileCandidate> DebugFileCandidates(const DebugFileQuery& query,
                                                    const std::vector<DebugSearchRoot>& roots) {
   std::vector<DebugFileCandidate> out;

@@ -73,6 +73,13 @@ struct DebugFileCandidate {
   DebugFileRule rule = DebugFileRule::kBuildId;
 };
 
+// The search roots besides a target's own: the profiler's root (`own_root`,
+// "" for none) and each symbol directory, in order. A directory that cannot
+// be opened adds a line to `warnings` and is left out.
+std::vector<DebugSearchRoot> OpenDebugSearchRoots(const std::string& own_root,
+                                                  const std::vector<std::string>& symbol_dirs,
+                                                  std::vector<std::string>* warnings);
+
 // Every place the debug file may be, in search order. Rules that need what
 // the query lacks (no build-id, no debuglink, no path) are left out.
 std::vector<DebugFileCandidate> DebugFileCandidates(const DebugFileQuery& query,

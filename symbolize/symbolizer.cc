@@ -34,18 +34,9 @@ class Symbolizer::Impl {
       own_jit_ = std::make_unique<JitSources>(own_jit_files_.get(), files_);
       jit_ = own_jit_.get();
     }
-    if (!options_.own_root.empty()) {
-      absl::StatusOr<std::shared_ptr<base::RootDir>> own = base::RootDir::Open(options_.own_root);
-      if (own.ok()) own_roots_.push_back({*own, DebugSearchRoot::Kind::kSystem, "the profiler's root"});
-    }
-    for (const std::string& dir : options_.symbol_dirs) {
-      absl::StatusOr<std::shared_ptr<base::RootDir>> root = base::RootDir::Open(dir);
-      if (root.ok()) {
-        own_roots_.push_back({*root, DebugSearchRoot::Kind::kSymbolDir, dir});
-      } else {
-        Warn(absl::StrCat("symbol directory ", dir, " is not usable: ", root.status().message()));
-      }
-    }
+    std::vector<std::string> warnings;
+    own_roots_ = OpenDebugSearchRoots(options_.own_root, options_.symbol_dirs, &warnings);
+    for (std::string& w : warnings) Warn(std::move(w));
   }
 
   uint64_t modules_with_debug_info() const { return with_debug_info_; }

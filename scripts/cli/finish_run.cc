@@ -1,5 +1,7 @@
 #include "scripts/cli/finish_run.h"
 
+#include <sys/stat.h>
+
 #include "absl/strings/str_cat.h"
 #include "collector/base/file_io.h"
 #include "collector/base/status_macros.h"
@@ -14,6 +16,11 @@ absl::Status FinishRun(const std::string& dir, const PipelineResult& result,
                        RunLog* log) {
   std::vector<std::string> files = {kFlameGraphFile, kFoldedFile,  kPerfScriptFile,
                                     kRecordingFile,  kSymbolsFile, kMetadataFile, kLogFile};
+  // -callgraph dwarf runs keep the stacks unwound where the target's files were.
+  struct stat unwound;
+  if (::stat(absl::StrCat(dir, "/", kUnwoundStacksFile).c_str(), &unwound) == 0) {
+    files.push_back(kUnwoundStacksFile);
+  }
   files.insert(files.end(), extra_files.begin(), extra_files.end());
   if (write_archive) files.push_back(kArchiveFile);
 

@@ -53,11 +53,21 @@ std::string FormatMetadataJson(const RunFacts& facts) {
     j["samples"]["lost_stacks"] = s.lost_stacks;
     j["samples"]["lost_bpf_map_full"] = s.lost_bpf_map_full;
   }
+  if (s.dwarf_stacks > 0) {
+    // -callgraph dwarf: user stacks unwound after collection; the truncated
+    // ones are also in samples.truncated_stacks.
+    j["dwarf_unwinding"] = {{"stacks", s.dwarf_stacks},
+                            {"truncated", s.dwarf_truncated},
+                            {"not_unwound", s.dwarf_not_unwound},
+                            {"user_stack_bytes", h.user_stack_size}};
+  }
   if (facts.symbols != nullptr) {
     j["symbols"] = {{"distinct_locations", facts.symbols->requested},
                     {"resolved", facts.symbols->resolved},
                     {"unknown", facts.symbols->unknown},
-                    {"unknown_frames_in_samples", facts.unknown_frames_in_samples}};
+                    {"unknown_frames_in_samples", facts.unknown_frames_in_samples},
+                    {"modules_with_debug_info", facts.symbols->with_debug_info},
+                    {"retried_with_symbol_dirs", facts.symbols->retried}};
   }
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
   for (const recording::ProcessInfo& p : s.processes) {

@@ -29,6 +29,9 @@ inline constexpr char kMetadataFile[] = "metadata.json";
 inline constexpr char kLogFile[] = "profcpu.log";
 inline constexpr char kArchiveFile[] = "prof.tar.gz";
 inline constexpr char kJitDir[] = "jit";
+// -callgraph dwarf: the user stacks unwound after collection
+// (symbolize/unwound_stacks.h), replayed by postprocess.
+inline constexpr char kUnwoundStacksFile[] = "unwound_stacks.bin";
 
 }  // namespace profcpu::cli
 

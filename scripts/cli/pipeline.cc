@@ -15,6 +15,7 @@
 #include "render/flamegraph.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/jit_files.h"
+#include "scripts/cli/stack_unwinding.h"
 #include "symbolize/dotnet_names.h"
 #include "symbolize/jit_sources.h"
 #include "symbolize/symbol_snapshot.h"
@@ -114,9 +115,14 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
   // for names: the same bytes wherever the pipeline runs.
   ArchivedJitFiles jit_files(dir, options.files, log);
   symbolize::JitSources jit(&jit_files, options.files);
+  // -callgraph dwarf stacks: unwound here from the target's files and saved,
+  // or replayed from what was saved (stack_unwinding.h).
+  RunUnwinder unwinder(dir, options.files, options.symbol_dirs, log);
   fold::BuildOptions build_options;
   build_options.jit = &jit;
+  build_options.unwinder = unwinder.get();
   PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built, fold::BuildProfile(*reader, build_options));
+  unwinder.Finish(built.summary, log);
   PipelineResult result;
   result.summary = built.summary;
   fold::Profile& profile = built.profile;

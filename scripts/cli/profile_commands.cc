@@ -30,6 +30,7 @@
 #include "scripts/cli/process_files.h"
 #include "scripts/cli/run_log.h"
 #include "scripts/cli/run_outputs.h"
+#include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
 
 namespace profcpu::cli {
@@ -70,6 +71,8 @@ void AddSamplingFlags(FlagSet* flags) {
   flags->Add("mmap-pages", "N", "256",
              "ring buffer size per CPU in 4 KiB pages, a power of two; raise it if samples "
              "are lost at high frequencies");
+  AddCallgraphFlag(flags);
+  AddSymbolFlags(flags);
   flags->Add("mode", "MODE", "cpu",
              "cpu: on-CPU stacks; offcpu: time blocked off the CPU with the stacks it blocked "
              "in, in microseconds (BPF); wall: both in one graph, rooted under [on-cpu] and "
@@ -137,6 +140,13 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
   if (!flags.Int("mmap-pages", 1, 1 << 20, &pages).ok() || (pages & (pages - 1)) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("-mmap-pages must be a power of two, got '", flags.String("mmap-pages"), "'"));
+  }
+  PROFCPU_RETURN_IF_ERROR(ReadCallgraphFlag(flags, &options->sampler));
+  if (options->sampler.dwarf_stack_size > 0 &&
+      (flags.String("backend") == "bpf" || flags.String("mode") != "cpu")) {
+    return absl::InvalidArgumentError(
+        "-callgraph dwarf copies stacks with perf events: it goes with -backend perf and "
+        "-mode cpu");
   }
   auto event = collector::ParseEventName(flags.String("event"));
   if (!event.ok()) return event.status();
@@ -214,9 +224,11 @@ void RemoveRunDirectory(const std::string& dir) {
 
 // Samples as `options` say into a new run folder under `out`, builds every
 // output, prints the folder's path. Shared by collect and record.
+// `pipeline` carries the symbol flags (-symbols, -strip-tiers); its folder,
+// outputs and files are filled in here.
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
                       const std::vector<std::string>& argv, bool manage_perfmaps,
-                      const RunOutputOptions& outputs) {
+                      const RunOutputOptions& outputs, PipelineOptions pipeline) {
   auto run_dir = CreateRunDirectory(out, std::time(nullptr));
   if (!run_dir.ok()) return Fail(run_dir.status().message());
   RunLog log;
@@ -307,7 +319,6 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
       it != collected->roots.end()) {
     target_root = it->second;
   }
-  PipelineOptions pipeline;
   pipeline.dir = *run_dir;
   pipeline.outputs = outputs;
   ProcessFiles files(collected->roots, target_root, collected->processes);
@@ -384,7 +395,10 @@ int RunCollect(const std::vector<std::string>& args) {
   if (absl::Status s = ReadRunOutputFlags(flags, &outputs); !s.ok()) {
     return UsageError(flags, s.message());
   }
-  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps, outputs);
+  PipelineOptions pipeline;
+  ReadSymbolFlags(flags, &pipeline);
+  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps, outputs,
+                           pipeline);
 }
 
 int RunRecord(const std::vector<std::string>& args) {
@@ -418,8 +432,10 @@ int RunRecord(const std::vector<std::string>& args) {
   if (*manage_perfmaps) ::setenv("DOTNET_PerfMapEnabled", "1", /*overwrite=*/0);
   std::vector<std::string> argv = {"profcpu", "record"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps,
-                           outputs);
+  PipelineOptions pipeline;
+  ReadSymbolFlags(flags, &pipeline);
+  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps, outputs,
+                           pipeline);
 }
 
 }  // namespace profcpu::cli

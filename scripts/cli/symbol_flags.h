@@ -1,0 +1,35 @@
+// The flags that decide how frames are found and named, for collect, record
+// and postprocess: -callgraph (how user stacks are walked: frame pointers or
+// DWARF), -symbols DIR (more places for debug files; repeatable) and
+// -strip-tiers (drop .NET tier annotations from JIT frame names).
+#ifndef PROFCPU_SCRIPTS_CLI_SYMBOL_FLAGS_H_
+#define PROFCPU_SCRIPTS_CLI_SYMBOL_FLAGS_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "collector/sampler.h"
+#include "scripts/cli/flags.h"
+#include "scripts/cli/pipeline.h"
+
+namespace profcpu::cli {
+
+// perf's default for --call-graph dwarf: 8 KiB of user stack per sample.
+inline constexpr uint32_t kDefaultDwarfStackSize = 8192;
+
+// "fp" -> 0 (frame pointers); "dwarf" -> 8192; "dwarf,BYTES" -> BYTES, a
+// multiple of 8 from 8 to 65528 (the most perf_event_open accepts).
+absl::StatusOr<uint32_t> ParseCallgraph(absl::string_view value);
+
+// -callgraph, for collect and record.
+void AddCallgraphFlag(FlagSet* flags);
+absl::Status ReadCallgraphFlag(const FlagSet& flags, collector::SamplerOptions* sampler);
+
+// -symbols and -strip-tiers, for collect, record and postprocess.
+void AddSymbolFlags(FlagSet* flags);
+void ReadSymbolFlags(const FlagSet& flags, PipelineOptions* pipeline);
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_SYMBOL_FLAGS_H_
