@@ -216,6 +216,118 @@ TEST(ProfileBuilderTest, DotNetImagesStayPerProcess) {
   EXPECT_TRUE(built->modules.empty());
 }
 
+// BPF records (collector/bpf/): stacks by id, off-CPU time, counted samples.
+recording::StackTrace Trace(uint32_t id, bool kernel, std::vector<uint64_t> ips) {
+  recording::StackTrace t;
+  t.id = id;
+  t.kernel = kernel;
+  t.ips = std::move(ips);
+  return t;
+}
+
+recording::OffCpuSample OffCpu(uint64_t end, uint64_t duration, int32_t kernel, int32_t user) {
+  recording::OffCpuSample o;
+  o.pid = o.tid = 10;
+  o.time_ns = end;
+  o.duration_ns = duration;
+  o.kernel_stack = kernel;
+  o.user_stack = user;
+  return o;
+}
+
+TEST(ProfileBuilderTest, OffCpuSamplesWeighMicrosecondsInBlockingOrder) {
+  recording::Header header = MakeHeader();
+  header.mode = "offcpu";
+  header.event_name = "dummy";
+  std::vector<Record> records = {
+      header,
+      Map(10, 0x400000, 0x1000, 0, "/usr/bin/app"),
+      Trace(3, true, {0xffffffff81000010, 0xffffffff81000020}),
+      Trace(4, false, {0x400100, 0x400200}),
+      // Known when the thread ran again: the long stay began first.
+      OffCpu(5'000'000, 1'000'400, 3, 4),
+      OffCpu(5'100'000, 2'000'000, 3, recording::kNoStack),
+      OffCpu(5'200'000, 1000, 3, 99),  // 99: never written
+  };
+  auto built = Build(records, "offcpu.rec");
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Profile& p = built->profile;
+  const RecordingSummary& summary = built->summary;
+  EXPECT_TRUE(summary.weighted);
+  EXPECT_TRUE(summary.microseconds);
+  EXPECT_EQ(summary.offcpu_samples, 3u);
+  EXPECT_EQ(summary.offcpu_ns, 3'001'400u);
+  EXPECT_EQ(summary.missing_stacks, 1u);
+  ASSERT_EQ(p.samples().size(), 3u);
+  // Sorted by when each stay began; weights are rounded microseconds.
+  EXPECT_EQ(p.samples()[0].time_ns, 3'100'000u);
+  EXPECT_EQ(p.samples()[0].period, 2000u);
+  EXPECT_EQ(p.stack(p.samples()[0].stack).size(), 2u);  // kernel frames only
+  EXPECT_EQ(p.samples()[1].time_ns, 3'999'600u);
+  EXPECT_EQ(p.samples()[1].period, 1000u);
+  const auto& full = p.stack(p.samples()[1].stack);
+  ASSERT_EQ(full.size(), 4u);
+  EXPECT_TRUE(p.location(full[0]).kernel);
+  // User addresses normalize like a Sample's: file offset, callers at -1.
+  EXPECT_EQ(p.location(full[2]).code.kind, symbolize::CodeKind::kNative);
+  EXPECT_EQ(p.location(full[2]).code.value, 0x100u);
+  EXPECT_EQ(p.location(full[3]).code.value, 0x1FFu);
+  EXPECT_EQ(p.string(p.samples()[1].event), "offcpu-time");
+}
+
+TEST(ProfileBuilderTest, WallModeRootsStacksUnderOnAndOffCpu) {
+  recording::Header header = MakeHeader();
+  header.mode = "wall";
+  recording::Sample on = SampleOf(10, 10, 100, {}, {0x400100});
+  on.period = 10'101'010;  // ns of cpu-clock at 99 Hz
+  recording::StackSample counted;
+  counted.pid = counted.tid = 10;
+  counted.time_ns = 200;
+  counted.count = 3;
+  counted.period = 3'000'000;
+  counted.user_stack = 4;
+  std::vector<Record> records = {header, Map(10, 0x400000, 0x1000, 0, "/usr/bin/app"),
+                                 Trace(4, false, {0x400100}), on, counted,
+                                 OffCpu(300'000, 1000, recording::kNoStack, 4)};
+  auto built = Build(records, "wall.rec");
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Profile& p = built->profile;
+  ASSERT_EQ(p.samples().size(), 3u);
+  EXPECT_EQ(p.samples()[0].period, 10101u);
+  EXPECT_EQ(p.samples()[1].period, 3000u);  // a BPF count weighs its time
+  EXPECT_EQ(p.samples()[2].period, 1u);
+  std::vector<std::string> roots;
+  for (const Sample& s : p.samples()) {
+    const auto& stack = p.stack(s.stack);
+    ASSERT_EQ(stack.size(), 2u);
+    const symbolize::Symbolization* name = p.symbols().Find(p.location(stack.back()).code);
+    ASSERT_NE(name, nullptr);
+    roots.push_back(name->frames.at(0).function);
+    EXPECT_EQ(p.string(s.event), "wall-time");
+  }
+  EXPECT_EQ(roots, (std::vector<std::string>{"[on-cpu]", "[on-cpu]", "[off-cpu]"}));
+  // The synthetic frames need no symbolizer.
+  EXPECT_EQ(built->requests.size(), 1u);
+}
+
+TEST(ProfileBuilderTest, BpfCountsWeighSamples) {
+  recording::Header header = MakeHeader();
+  header.backend = "bpf";
+  recording::StackSample counted;
+  counted.pid = counted.tid = 10;
+  counted.time_ns = 1'000'000'000;
+  counted.count = 250;
+  counted.period = 250 * 1'001'001ull;
+  counted.user_stack = 4;
+  auto built = Build({header, Trace(4, false, {0x1234}), counted}, "counted.rec");
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_TRUE(built->summary.weighted);
+  EXPECT_FALSE(built->summary.microseconds);
+  EXPECT_EQ(built->summary.samples, 250u);
+  ASSERT_EQ(built->profile.samples().size(), 1u);
+  EXPECT_EQ(built->profile.samples()[0].period, 250u);
+}
+
 TEST(ProfileBuilderTest, RecordingWithoutHeaderIsRejected) {
   auto built = Build({SampleOf(1, 1, 1, {}, {1})}, "noheader.rec");
   EXPECT_EQ(built.status().code(), absl::StatusCode::kDataLoss);
