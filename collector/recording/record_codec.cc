@@ -24,6 +24,17 @@ bool DecodeIps(ByteReader& r, std::vector<uint64_t>* ips) {
   return r.ok();
 }
 
+// StackTrace ids of the BPF records (kNoStack is -1, stored as u32).
+void EncodeStackIds(ByteWriter& w, int32_t kernel_stack, int32_t user_stack) {
+  w.U32(static_cast<uint32_t>(kernel_stack));
+  w.U32(static_cast<uint32_t>(user_stack));
+}
+
+void DecodeStackIds(ByteReader& r, int32_t* kernel_stack, int32_t* user_stack) {
+  *kernel_stack = static_cast<int32_t>(r.U32());
+  *user_stack = static_cast<int32_t>(r.U32());
+}
+
 void EncodeTask(ByteWriter& w, const TaskEvent& t) {
   w.U64(t.time_ns);
   w.U32(t.pid);
@@ -155,8 +166,7 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.U32(r.tid);
           w.U32(r.cpu);
           w.U32(r.state);
-          w.U32(static_cast<uint32_t>(r.kernel_stack));
-          w.U32(static_cast<uint32_t>(r.user_stack));
+          EncodeStackIds(w, r.kernel_stack, r.user_stack);
         } else if constexpr (std::is_same_v<T, StackSample>) {
           w.U64(r.time_ns);
           w.U32(r.pid);
@@ -164,8 +174,7 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.U32(r.cpu);
           w.U64(r.count);
           w.U64(r.period);
-          w.U32(static_cast<uint32_t>(r.kernel_stack));
-          w.U32(static_cast<uint32_t>(r.user_stack));
+          EncodeStackIds(w, r.kernel_stack, r.user_stack);
         }
       },
       record);
@@ -343,8 +352,7 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       o.tid = r.U32();
       o.cpu = r.U32();
       o.state = r.U32();
-      o.kernel_stack = static_cast<int32_t>(r.U32());
-      o.user_stack = static_cast<int32_t>(r.U32());
+      DecodeStackIds(r, &o.kernel_stack, &o.user_stack);
       record = o;
       break;
     }
@@ -356,8 +364,7 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       s.cpu = r.U32();
       s.count = r.U64();
       s.period = r.U64();
-      s.kernel_stack = static_cast<int32_t>(r.U32());
-      s.user_stack = static_cast<int32_t>(r.U32());
+      DecodeStackIds(r, &s.kernel_stack, &s.user_stack);
       record = s;
       break;
     }
