@@ -5,23 +5,14 @@
 # time, best of 3) and peak RSS, and whether the outputs are identical.
 #   FLAMEGRAPH_DIR=/path/to/FlameGraph bash bench/fold.sh
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
-if [ -z "${SKIP_BUILD:-}" ]; then
-  bash "$root/scripts/setup.sh"
-  BUILD_DIR=$build bash "$root/scripts/build.sh" >/dev/null
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-input=${PERF_SCRIPT:-$work/perf.txt}
-[ -n "${PERF_SCRIPT:-}" ] || bash "$root/bench/perf_script.sh" "$input" "$build/bench/busy_stacks"
+source "$(dirname "$0")/fold_render_common.sh"
 
-measure() { python3 "$root/bench/throughput.py" --input "$input" "$@"; }
-measure --label "profcpu fold" --stdout "$work/profcpu.folded" -- "$build/scripts/profcpu" fold "$input"
-measure --label "profcpu fold --all" -- "$build/scripts/profcpu" fold --all "$input"
+measure --label "profcpu fold" --input "$script" --stdout "$work/profcpu.folded" -- \
+  "$profcpu" fold "$script"
+measure --label "profcpu fold --all" --input "$script" -- "$profcpu" fold --all "$script"
 if [ -n "${FLAMEGRAPH_DIR:-}" ]; then
-  measure --label "stackcollapse-perf.pl" --runs 1 --stdout "$work/perl.folded" -- \
-    perl "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" "$input"
+  measure --label "stackcollapse-perf.pl" --input "$script" --runs 1 --stdout "$work/perl.folded" \
+    -- perl "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" "$script"
   if cmp -s "$work/profcpu.folded" "$work/perl.folded"; then
     echo "outputs identical ($(wc -l <"$work/perl.folded") stacks)"
   else

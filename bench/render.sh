@@ -6,23 +6,13 @@
 # peak RSS; then the whole way from perf script text to SVG.
 #   FLAMEGRAPH_DIR=/path/to/FlameGraph bash bench/render.sh
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
-if [ -z "${SKIP_BUILD:-}" ]; then
-  bash "$root/scripts/setup.sh"
-  BUILD_DIR=$build bash "$root/scripts/build.sh" >/dev/null
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-script=${PERF_SCRIPT:-$work/perf.txt}
-[ -n "${PERF_SCRIPT:-}" ] || bash "$root/bench/perf_script.sh" "$script" "$build/bench/busy_stacks"
-profcpu=$build/scripts/profcpu
+source "$(dirname "$0")/fold_render_common.sh"
+
 # Per-thread stacks (--tid), as `profcpu collect -threads` draws them: more
 # distinct stacks, a bigger folded file.
 "$profcpu" fold --tid "$script" >"$work/stacks.folded"
 echo "folded: $(wc -l <"$work/stacks.folded") distinct stacks, $(($(stat -c %s "$work/stacks.folded") / 1000000)) MB" >&2
 
-measure() { python3 "$root/bench/throughput.py" "$@"; }
 measure --label "profcpu flamegraph" --input "$work/stacks.folded" --stdout "$work/profcpu.svg" -- \
   "$profcpu" flamegraph "$work/stacks.folded"
 if [ -n "${FLAMEGRAPH_DIR:-}" ]; then

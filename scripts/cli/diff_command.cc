@@ -11,16 +11,14 @@
 #include "fold/folded_writer.h"
 #include "fold/line_reader.h"
 #include "fold/output_buffer.h"
+#include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
 
 namespace profcpu::cli {
 namespace {
 
-int Fail(absl::string_view message) {
-  std::fprintf(stderr, "profcpu diff: %.*s\n", static_cast<int>(message.size()), message.data());
-  return kExitFailure;
-}
+int Fail(absl::string_view message) { return CommandFailure("diff", message); }
 
 absl::StatusOr<fold::FoldedProfile> ReadFile(const std::string& path) {
   auto reader = fold::LineReader::Open(path);
@@ -52,16 +50,7 @@ int RunDiff(const std::vector<std::string>& args) {
                 "--negate to see them.");
   flags.Add("n", "", "", "normalize: scale BEFORE's counts to AFTER's total");
   flags.Add("s", "", "", "strip hex numbers (addresses) from names, so they pair up");
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "profcpu diff: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
-                 parsed.message().data(), flags.Usage().c_str());
-    return kExitUsage;
-  }
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, "diff", &flags)) return *done;
   if (flags.positionals().size() != 2) {
     std::fprintf(stderr, "profcpu diff: needs two folded files, BEFORE and AFTER\n\n%s",
                  flags.Usage().c_str());

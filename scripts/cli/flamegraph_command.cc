@@ -16,6 +16,7 @@
 #include "render/flamegraph.h"
 #include "render/frame_tree.h"
 #include "render/stack_shaper.h"
+#include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
 #include "scripts/cli/graph_flags.h"
@@ -23,11 +24,7 @@
 namespace profcpu::cli {
 namespace {
 
-int Fail(absl::string_view message) {
-  std::fprintf(stderr, "profcpu flamegraph: %.*s\n", static_cast<int>(message.size()),
-               message.data());
-  return kExitFailure;
-}
+int Fail(absl::string_view message) { return CommandFailure("flamegraph", message); }
 
 // Feeds folded lines into a frame tree, as flamegraph.pl reads them.
 class FoldedTreeReader {
@@ -103,17 +100,7 @@ int RunFlamegraph(const std::vector<std::string>& args) {
       "FILE is -. Open the SVG in a browser: hover for details, click to zoom, Ctrl-F to\n"
       "search by regular expression, Ctrl-I to toggle case.");
   AddGraphFlags(&flags, GraphFlagStyle::kFlamegraphPl);
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "profcpu flamegraph: %.*s\n\n%s",
-                 static_cast<int>(parsed.message().size()), parsed.message().data(),
-                 flags.Usage().c_str());
-    return kExitUsage;
-  }
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, "flamegraph", &flags)) return *done;
   render::FlameGraphOptions options;
   if (absl::Status status = ReadGraphFlags(flags, &options); !status.ok()) {
     std::fprintf(stderr, "profcpu flamegraph: %.*s\n", static_cast<int>(status.message().size()),
@@ -150,11 +137,7 @@ int RunFlamegraph(const std::vector<std::string>& args) {
     std::fprintf(stderr, "Ignored %llu lines with invalid format\n",
                  static_cast<unsigned long long>(stats.ignored_lines));
   }
-  if (stats.overlong_lines > 0) {
-    std::fprintf(stderr, "profcpu flamegraph: %llu lines over %zu bytes skipped\n",
-                 static_cast<unsigned long long>(stats.overlong_lines),
-                 fold::LineReader::kDefaultMaxLineBytes);
-  }
+  WarnOverlongLines("flamegraph", stats.overlong_lines);
 
   const render::FrameTree tree = std::move(input).Finish();
   std::string svg;

@@ -13,16 +13,14 @@
 #include "fold/line_reader.h"
 #include "fold/output_buffer.h"
 #include "fold/stackcollapse.h"
+#include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
 
 namespace profcpu::cli {
 namespace {
 
-int Fail(absl::string_view message) {
-  std::fprintf(stderr, "profcpu fold: %.*s\n", static_cast<int>(message.size()), message.data());
-  return kExitFailure;
-}
+int Fail(absl::string_view message) { return CommandFailure("fold", message); }
 
 // Feeds every line of `reader` to the collapser. False (after saying why) on
 // a read error.
@@ -60,16 +58,7 @@ int RunFold(const std::vector<std::string>& args) {
   flags.Add("prejit", "", "",
             "profcpu's own: mark .NET precompiled (ReadyToRun) frames, named \"...[PreJIT]\", "
             "with _[p] for --colors dotnet (stackcollapse-perf.pl has no such option)");
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "profcpu fold: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
-                 parsed.message().data(), flags.Usage().c_str());
-    return kExitUsage;
-  }
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, "fold", &flags)) return *done;
 
   fold::StackCollapseOptions options;
   options.include_pid = flags.Bool("pid");
@@ -103,11 +92,7 @@ int RunFold(const std::vector<std::string>& args) {
     std::fprintf(stderr, "profcpu fold: %llu unrecognized lines skipped\n",
                  static_cast<unsigned long long>(stats.unrecognized_lines));
   }
-  if (stats.overlong_lines > 0) {
-    std::fprintf(stderr, "profcpu fold: %llu lines over %zu bytes skipped\n",
-                 static_cast<unsigned long long>(stats.overlong_lines),
-                 fold::LineReader::kDefaultMaxLineBytes);
-  }
+  WarnOverlongLines("fold", stats.overlong_lines);
   if (stats.truncated_stacks > 0) {
     std::fprintf(stderr, "profcpu fold: %llu stacks over %zu bytes of names cut short\n",
                  static_cast<unsigned long long>(stats.truncated_stacks),
