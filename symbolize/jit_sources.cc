@@ -74,7 +74,14 @@ JitSources::JitSources(JitFileSource* source, const ProcessFiles* processes)
 JitSources::~JitSources() = default;
 
 void JitSources::OnMmap(const recording::Mmap& mmap) {
-  if (IsJitdumpName(mmap.filename)) jitdump_paths_.insert_or_assign(mmap.pid, mmap.filename);
+  if (!IsJitdumpName(mmap.filename)) return;
+  jitdump_paths_.insert_or_assign(mmap.pid, mmap.filename);
+  // The runtime may have run JIT code (and been asked about) before it
+  // mapped its jitdump: read its files again, now knowing where it is. The
+  // replay is the same wherever it runs, so every run reloads at the same
+  // record.
+  auto it = loaded_.find(mmap.pid);
+  if (it != loaded_.end() && it->second->jitdump == nullptr) loaded_.erase(it);
 }
 
 std::string JitSources::PathInside(uint32_t pid, JitFileKind kind) const {
@@ -174,7 +181,8 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
   Process& p = Load(pid);
   Frame frame;
   bool found = false;
-  if (location.epoch > 0 && p.jitdump != nullptr) {
+  auto from_jitdump = [&] {
+    if (found || location.epoch == 0 || p.jitdump == nullptr) return;
     std::optional<JitdumpMatch> match = p.jitdump->Lookup(location.epoch, address);
     if (match.has_value()) {
       frame.function = std::string(match->name);
@@ -183,14 +191,24 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
       frame.line = match->line;
       found = true;
     }
-  }
-  if (!found && p.perf_map != nullptr) {
+  };
+  auto from_perf_map = [&] {
+    if (found || p.perf_map == nullptr) return;
     std::optional<PerfMapMatch> match = p.perf_map->Lookup(address);
     if (match.has_value()) {
       frame.function = std::string(match->name);
       frame.offset = match->offset;
       found = true;
     }
+  };
+  // The jitdump knows what was where when; but code it logged only after the
+  // sample (a replay) is a guess the perf map may beat (Jitdump::Generation).
+  if ((location.epoch & Jitdump::kLoggedLater) != 0) {
+    from_perf_map();
+    from_jitdump();
+  } else {
+    from_jitdump();
+    from_perf_map();
   }
   if (found) {
     // perf names JIT frames' module after the map with the pid it was

@@ -85,6 +85,30 @@ TEST(JitSourcesTest, JitdumpIsFoundWhereTheProcessMappedIt) {
                                        "/tmp/perfinfo-7.map"));
 }
 
+TEST(JitSourcesTest, JitdumpMappedAfterTheFirstJitSampleIsStillRead) {
+  testing::ScratchDir dir;
+  dir.Write("jit-42.dump", JitdumpBuilder().Load(1, 0x1000, 0x10, "late").bytes());
+  class Mapped : public JitFileSource {  // the file exists only once mapped
+   public:
+    explicit Mapped(const testing::ScratchDir& dir) : dir_(dir) {}
+    absl::StatusOr<base::UniqueFd> Open(uint32_t pid, JitFileKind kind,
+                                        const std::string& path) override {
+      if (path != "/srv/jit-42.dump") return absl::NotFoundError(path);
+      return base::OpenReadOnly(absl::StrCat(dir_.path(), "/", JitFileName(kind, pid)));
+    }
+
+   private:
+    const testing::ScratchDir& dir_;
+  } files(dir);
+  JitSources jit(&files, nullptr);
+  EXPECT_EQ(jit.Generation(42, 0x1000, 5), 0u);  // asked before the mapping
+  recording::Mmap mmap;
+  mmap.pid = 42;
+  mmap.filename = "/srv/jit-42.dump";
+  jit.OnMmap(mmap);
+  EXPECT_EQ(jit.Generation(42, 0x1000, 5), 1u);
+}
+
 TEST(JitSourcesTest, DefaultJitdumpPathUsesTheNamespacePid) {
   testing::ScratchDir dir;
   DirJitFiles files(dir);
@@ -101,8 +125,21 @@ TEST(JitSourcesTest, PerfMapNamesWhatTheJitdumpDoesNot) {
   DirJitFiles files(dir);
   JitSources jit(&files, nullptr);
   EXPECT_EQ(Names(jit, 42, 0x1004, 600), "from-jitdump+4");
-  EXPECT_EQ(Names(jit, 42, 0x1004, 100), "from-map+4");  // before the jitdump's load
   EXPECT_EQ(Names(jit, 42, 0x2004, 600), "only-in-map+4");
+  // No generation (epoch 0): the perf map, whose later line wins.
+  EXPECT_EQ(jit.Resolve({CodeKind::kProcess, 42, 0x1004, 0}, "//anon")->frames[0].function,
+            "from-map");
+}
+
+// .NET replays precompiled code into a (re)started jitdump with the replay's
+// time: samples taken before it are named from it when nothing else can.
+TEST(JitSourcesTest, CodeLoggedAfterTheSampleStillNamesIt) {
+  testing::ScratchDir dir;
+  dir.Write("jit-42.dump", JitdumpBuilder().Load(500, 0x1000, 0x10, "replayed[PreJIT]").bytes());
+  DirJitFiles files(dir);
+  JitSources jit(&files, nullptr);
+  EXPECT_EQ(Names(jit, 42, 0x1004, 100, "/usr/share/dotnet/System.Private.CoreLib.dll"),
+            "replayed[PreJIT]+4");
 }
 
 TEST(JitSourcesTest, DebugInfoAndPreJitNamesComeThrough) {

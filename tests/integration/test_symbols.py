@@ -1,0 +1,298 @@
+"""Symbolization in depth through the real binary and real perf events:
+DWARF call graphs of code without frame pointers, inlined frames, debug
+files found by build-id and debuglink, late symbolization with
+postprocess -symbols, a library loaded mid-run, and JIT code named by
+jitdump at the right time (reused and moved code), from a synthetic runtime
+and from Node.js --perf-prof."""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import unittest
+
+import profcpu_testing as t
+
+
+def symfix(name):
+    return t.fixture(os.path.join("symbols", name))
+
+
+def record(out_dir, command, extra=(), freq=199, timeout=120):
+    """profcpu record ... -- command; returns the run folder."""
+    result = t.run_profcpu(["record", "-freq", str(freq), "-out", out_dir, *extra, "--", *command],
+                           timeout=timeout)
+    run_dir = result.stdout.strip().splitlines()[-1]
+    if not os.path.isdir(run_dir):
+        raise AssertionError(f"profcpu printed {run_dir!r}; stderr:\n{result.stderr}")
+    return run_dir
+
+
+def postprocess_copy(run_dir, dest, extra=()):
+    """Copies only prof.tar.gz into `dest` and runs postprocess there (as on a
+    laptop with nothing else); returns `dest`."""
+    os.makedirs(dest)
+    shutil.copy(os.path.join(run_dir, "prof.tar.gz"), dest)
+    t.run_profcpu(["postprocess", "-dir", dest, *extra])
+    return dest
+
+
+def folded(run_dir):
+    return t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+
+
+def share(stacks, predicate, among):
+    """Fraction of the samples whose stack matches `among` that also match `predicate`."""
+    total = sum(c for s, c in stacks.items() if among(s))
+    hit = sum(c for s, c in stacks.items() if among(s) and predicate(s))
+    return hit / total if total else 0.0, total
+
+
+def has(frame_part):
+    return lambda stack: any(frame_part in f for f in stack)
+
+
+def in_order(*parts):
+    """The stack holds frames containing each part, root to leaf in this order."""
+    def check(stack):
+        position = 0
+        for part in parts:
+            while position < len(stack) and part not in stack[position]:
+                position += 1
+            if position == len(stack):
+                return False
+            position += 1
+        return True
+    return check
+
+
+class DwarfCallgraphTest(unittest.TestCase):
+    """symfix_nofp has no frame pointers: only -callgraph dwarf sees its callers."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        cls.dwarf_dir = record(cls.tmp.path, [symfix("symfix_nofp"), "2"],
+                               extra=["-callgraph", "dwarf"])
+        cls.fp_dir = record(os.path.join(cls.tmp.path, "fp"), [symfix("symfix_nofp"), "2"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_dwarf_walks_every_caller(self):
+        stacks = folded(self.dwarf_dir)
+        fraction, total = share(stacks, in_order("main", "symfix::Outer", "symfix::Middle",
+                                                 "symfix::Churn"), has("symfix::Churn"))
+        self.assertGreater(total, 100, "too few samples in Churn")
+        self.assertGreater(fraction, 0.9, f"{fraction:.2f} of {total} Churn samples have callers")
+
+    def test_frame_pointers_cannot(self):
+        # The contrast that makes the DWARF test meaningful.
+        fraction, total = share(folded(self.fp_dir), in_order("symfix::Outer", "symfix::Middle",
+                                                              "symfix::Churn"),
+                                has("symfix::Churn"))
+        self.assertGreater(total, 100)
+        self.assertLess(fraction, 0.5)
+
+    def test_truncation_is_counted_and_small(self):
+        meta = t.read_metadata(self.dwarf_dir)
+        self.assertEqual(meta["collection"]["callgraph"], "dwarf")
+        unwinding = meta["dwarf_unwinding"]
+        self.assertGreater(unwinding["stacks"], 100)
+        self.assertEqual(unwinding["not_unwound"], 0)
+        self.assertLess(unwinding["truncated"], unwinding["stacks"] * 0.1)
+        self.assertGreaterEqual(meta["samples"]["truncated_stacks"], unwinding["truncated"])
+        self.assertEqual(meta["recording_format_version"], 2)
+
+    def test_archive_replays_the_same_stacks_elsewhere(self):
+        with tarfile.open(os.path.join(self.dwarf_dir, "prof.tar.gz")) as archive:
+            self.assertIn("unwound_stacks.bin", archive.getnames())
+        laptop = postprocess_copy(self.dwarf_dir, os.path.join(self.tmp.path, "laptop"))
+        self.assertEqual(folded(laptop), folded(self.dwarf_dir))
+
+    def test_inlined_frames_and_lines_in_perf_script(self):
+        with open(os.path.join(self.dwarf_dir, "perf_script.out"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertRegex(text, r"symfix::Mixer<unsigned long>::Blend\(.*\)\+0x[0-9a-f]+ \(inlined\)")
+        stacks = folded(self.dwarf_dir)
+        fraction, _ = share(stacks, in_order("symfix::Churn", "symfix::Mixer<unsigned long>::Blend"),
+                            has("symfix::Churn"))
+        self.assertGreater(fraction, 0.5)
+
+
+class DebugFileTest(unittest.TestCase):
+    """Stripped fixtures named from their debug files, found by each rule, and
+    late symbolization on another machine with postprocess -symbols."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def app_dir(self, *names):
+        app = os.path.join(self.tmp.path, "app")
+        os.makedirs(app, exist_ok=True)
+        for name in names:
+            shutil.copy(symfix(name), app)
+        return app
+
+    def assert_named(self, run_dir):
+        stacks = folded(run_dir)
+        fraction, total = share(stacks, has("symfix::Churn"), lambda s: True)
+        self.assertGreater(fraction, 0.8, f"Churn in {fraction:.2f} of {total} samples")
+        self.assertTrue(any(in_order("symfix::Outer", "symfix::Churn",
+                                     "symfix::Mixer<unsigned long>::Blend")(s) for s in stacks))
+
+    def test_debuglink_beside_the_stripped_file(self):
+        app = self.app_dir("symfix_stripped", "symfix_stripped.dbg")
+        run = record(os.path.join(self.tmp.path, "out"), [os.path.join(app, "symfix_stripped"), "1.5"])
+        self.assert_named(run)
+        with open(os.path.join(run, "profcpu.log"), encoding="utf-8") as f:
+            self.assertIn("debuglink beside the file", f.read())
+
+    def test_late_symbolization_by_build_id(self):
+        app = self.app_dir("symfix_buildid")  # no debug file anywhere near
+        run = record(os.path.join(self.tmp.path, "out"), [os.path.join(app, "symfix_buildid"), "1.5"])
+        self.assertFalse(any(has("symfix::Churn")(s) for s in folded(run)))
+        # On the "laptop": the archive and a build-id tree of debug files.
+        hex_id = build_id(symfix("symfix_buildid"))
+        symbols = os.path.join(self.tmp.path, "symbols")
+        os.makedirs(os.path.join(symbols, ".build-id", hex_id[:2]))
+        shutil.copy(symfix("symfix_buildid.debug"),
+                    os.path.join(symbols, ".build-id", hex_id[:2], hex_id[2:] + ".debug"))
+        laptop = postprocess_copy(run, os.path.join(self.tmp.path, "laptop"),
+                                  ["-symbols", symbols])
+        self.assert_named(laptop)
+        self.assertGreater(t.read_metadata(laptop)["symbols"]["retried_with_symbol_dirs"], 0)
+        # Without the symbol directory, the same archive stays unnamed.
+        bare = postprocess_copy(run, os.path.join(self.tmp.path, "bare"))
+        self.assertFalse(any(has("symfix::Churn")(s) for s in folded(bare)))
+
+    def test_record_with_a_symbol_directory(self):
+        app = self.app_dir("symfix_buildid")
+        symbols = os.path.join(self.tmp.path, "dotnet-symbol-style")
+        os.makedirs(symbols)
+        shutil.copy(symfix("symfix_buildid.debug"), symbols)  # flat, by file name
+        run = record(os.path.join(self.tmp.path, "out"), [os.path.join(app, "symfix_buildid"), "1.5"],
+                     extra=["-symbols", symbols])
+        self.assert_named(run)
+
+    def test_library_loaded_mid_run(self):
+        run = record(os.path.join(self.tmp.path, "out"),
+                     [symfix("symfix_dwarf5"), "2", symfix("libsymfix_plugin.so")])
+        stacks = folded(run)
+        before, _ = share(stacks, has("symfix::Churn"), lambda s: True)
+        after, _ = share(stacks, in_order("main", "symfix_plugin_work", "plugin::PluginInner"),
+                         lambda s: True)
+        self.assertGreater(before, 0.25)
+        self.assertGreater(after, 0.25)
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
+    match = re.search(r"Build ID: ([0-9a-f]+)", out)
+    if not match:
+        raise AssertionError(f"{path} has no build-id")
+    return match.group(1)
+
+
+class JitdumpTest(unittest.TestCase):
+    """jit_writer loads jit_first at A, then jit_second at A, then moves it to
+    a "/memfd:doublemapper (deleted)" mapping; its perf map names one more
+    method with a .NET tier."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        cls.run_dir = record(cls.tmp.path, [symfix("jit_writer"), "3", cls.tmp.path], freq=299)
+        cls.samples = t.parse_like_flamescope(os.path.join(cls.run_dir, "perf_script.out"))
+        for pid_info in t.read_metadata(cls.run_dir)["processes"]:
+            for path in glob.glob(f"/tmp/perf-{pid_info['pid']}.map"):
+                os.unlink(path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def leaf_times(self, name):
+        return [s[0] for s in self.samples if s[2] and s[2][0][0].startswith(name)]
+
+    def test_reused_address_is_named_by_time(self):
+        first = self.leaf_times("jit_first")
+        second = self.leaf_times("jit_second")
+        self.assertGreater(len(first), 30)
+        self.assertGreater(len(second), 60)
+        # Everything named jit_first ran before anything named jit_second.
+        self.assertLess(max(first), min(second))
+
+    def test_moved_code_is_named_in_its_memfd_mapping(self):
+        moved = [s for s in self.samples
+                 if s[2] and s[2][0][0].startswith("jit_second")]
+        addresses = {line for s in moved for line in [s[2][0]]}
+        self.assertTrue(moved)
+        with open(os.path.join(self.run_dir, "perf_script.out"), encoding="utf-8") as f:
+            lines = [l for l in f if "jit_second" in l]
+        first_field = {int(l.split()[0], 16) for l in lines}
+        # Two places: the anonymous mapping, then the moved copy.
+        self.assertGreaterEqual(len({a >> 12 for a in first_field}), 2, addresses)
+
+    def test_perf_map_names_the_rest_and_tiers_can_be_stripped(self):
+        # Folded stacks drop everything from a name's first "(" (as
+        # stackcollapse-perf.pl does), so the tier shows in perf_script.out.
+        def script(run):
+            with open(os.path.join(run, "perf_script.out"), encoding="utf-8") as f:
+                return f.read()
+        self.assertIn("instance void [App] App.Worker::Spin()[OptimizedTier1]+0x",
+                      script(self.run_dir))
+        stripped = postprocess_copy(self.run_dir, os.path.join(self.tmp.path, "stripped"),
+                                    ["-strip-tiers"])
+        self.assertNotIn("[OptimizedTier1]", script(stripped))
+        self.assertIn("instance void [App] App.Worker::Spin()+0x", script(stripped))
+
+    def test_archive_keeps_the_jit_files_and_replays_them(self):
+        with tarfile.open(os.path.join(self.run_dir, "prof.tar.gz")) as archive:
+            names = archive.getnames()
+        self.assertTrue(any(re.fullmatch(r"jit/jit-\d+\.dump", n) for n in names), names)
+        self.assertTrue(any(re.fullmatch(r"jit/perf-\d+\.map", n) for n in names), names)
+        laptop = postprocess_copy(self.run_dir, os.path.join(self.tmp.path, "laptop"))
+        self.assertEqual(folded(laptop), folded(self.run_dir))
+
+
+class NodePerfProfTest(unittest.TestCase):
+    """A real jitdump: node --perf-prof writes jit-PID.dump in its working
+    directory (with --perf-prof-unwinding-info, UNWINDING_INFO records too)."""
+
+    def test_node_jitdump_names_javascript(self):
+        node = shutil.which("node") or shutil.which("nodejs")
+        self.assertIsNotNone(node, "Node.js is required (scripts/setup.sh installs it)")
+        tmp = t.TempDir()
+        try:
+            work = os.path.join(tmp.path, "work")
+            os.makedirs(work)
+            cwd = os.getcwd()
+            os.chdir(work)  # node writes jit-PID.dump and an isolate log here
+            try:
+                run = record(tmp.path, [node, "--perf-prof", "--perf-prof-unwinding-info",
+                                        t.fixture_source("recursive.js"), "3"])
+            finally:
+                os.chdir(cwd)
+            stacks = folded(run)
+            fraction, total = share(stacks, has("JS:") , lambda s: True)
+            fib, _ = share(stacks, has("fibonacciRecursive"), lambda s: True)
+            self.assertGreater(total, 200)
+            self.assertGreater(fib, 0.5, f"fibonacciRecursive in {fib:.2f} of {total} samples")
+            with tarfile.open(os.path.join(run, "prof.tar.gz")) as archive:
+                self.assertTrue(any(re.fullmatch(r"jit/jit-\d+\.dump", n)
+                                    for n in archive.getnames()))
+            laptop = postprocess_copy(run, os.path.join(tmp.path, "laptop"))
+            self.assertEqual(folded(laptop), stacks)
+        finally:
+            tmp.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
