@@ -222,7 +222,7 @@ class Jitdump::Parser {
   }
 
   bool AddRegion(uint64_t start, uint64_t end, uint64_t time, absl::string_view name,
-                 uint32_t lines_begin, uint32_t lines_end) {
+                 uint32_t lines_begin, uint32_t lines_end, bool moved_in = false) {
     if (out_->regions_.size() >= limits_.max_regions ||
         out_->names_.size() + name.size() > limits_.max_name_bytes) {
       Stop("the region or name limit was reached", true);
@@ -232,6 +232,7 @@ class Jitdump::Parser {
     r.start = start;
     r.end = end;
     r.load_time = time;
+    r.moved_in = moved_in;
     r.name_offset = static_cast<uint32_t>(out_->names_.size());
     r.name_length = static_cast<uint32_t>(name.size());
     r.lines_begin = lines_begin;
@@ -270,7 +271,8 @@ class Jitdump::Parser {
     uint32_t lines_end = static_cast<uint32_t>(out_->lines_.size());
     latest_at_.erase(it);
     std::string name(absl::string_view(out_->names_).substr(old.name_offset, old.name_length));
-    return AddRegion(new_addr, new_addr + code_size, time, name, lines_begin, lines_end);
+    return AddRegion(new_addr, new_addr + code_size, time, name, lines_begin, lines_end,
+                     /*moved_in=*/true);
   }
 
   bool DebugInfo(uint64_t at, uint64_t size) {
@@ -456,17 +458,23 @@ uint32_t Jitdump::Generation(uint64_t address, uint64_t time_ns) const {
                              [](uint64_t a, const Segment& s) { return a < s.start; });
   if (it == segments_.begin()) return 0;
   --it;
+  uint32_t first_later = 0;
   for (uint32_t k = it->cover_end; k > it->cover_begin; --k) {
     const uint32_t index = cover_[k - 1];
     const Region& r = regions_[index];
     if (stats_.arch_timestamps || (r.load_time <= time_ns && time_ns < r.end_time)) {
       return index + 1;
     }
+    if (r.load_time > time_ns && !r.moved_in &&
+        (first_later == 0 || r.load_time < regions_[first_later - 1].load_time)) {
+      first_later = index + 1;
+    }
   }
-  return 0;
+  return first_later == 0 ? 0 : first_later | kLoggedLater;
 }
 
 std::optional<JitdumpMatch> Jitdump::Lookup(uint32_t generation, uint64_t address) const {
+  generation &= ~kLoggedLater;
   if (generation == 0 || generation > regions_.size()) return std::nullopt;
   const Region& r = regions_[generation - 1];
   if (address < r.start || address >= r.end) return std::nullopt;

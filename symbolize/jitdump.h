@@ -78,7 +78,15 @@ class Jitdump {
   // Parses bytes in memory (tests).
   static absl::StatusOr<Jitdump> Parse(absl::string_view bytes, const JitdumpLimits& limits = {});
 
+  // Set in a generation that names code logged only after the sample's time.
+  static constexpr uint32_t kLoggedLater = 1u << 31;
+
   // The region live at `address` at `time_ns`, as a 1-based generation
+  // number (0: none). A sample that precedes every load record covering its
+  // address gets the earliest of them, flagged kLoggedLater: runtimes log code
+  // after it ran when they replay (.NET's EnablePerfMap, a restarted jitdump),
+  // so code can run before its record's time, but not before it was written;
+  // a perf map that names the address at all is the better witness then.
   // (stable for the same file); 0 when none is.
   uint32_t Generation(uint64_t address, uint64_t time_ns) const;
   // The name and source line of `address` in generation `generation`.
@@ -97,6 +105,7 @@ class Jitdump {
     uint64_t end = 0;  // exclusive
     uint64_t load_time = 0;
     uint64_t end_time = UINT64_MAX;  // moved away at this time
+    bool moved_in = false;           // created by a CODE_MOVE, not a CODE_LOAD
     uint32_t name_offset = 0;
     uint32_t name_length = 0;
     uint32_t lines_begin = 0;  // index range into lines_

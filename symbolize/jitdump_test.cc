@@ -39,15 +39,30 @@ TEST(JitdumpTest, SampleNamesTheCodeAtItsAddressAtItsTime) {
   auto dump = Jitdump::Parse(History());
   ASSERT_TRUE(dump.ok()) << dump.status();
   EXPECT_EQ(dump->region_count(), 4u);
-  EXPECT_EQ(NameAt(*dump, 0x1010, 50), "");  // before anything was loaded there
+  // Before any record: the first code logged there (a replay logs code
+  // after it ran; code cannot run before it was written).
+  EXPECT_EQ(NameAt(*dump, 0x1010, 50), "int32 [App] App::A()[OptimizedTier1]");
   EXPECT_EQ(NameAt(*dump, 0x1010, 150), "int32 [App] App::A()[OptimizedTier1]");
   EXPECT_EQ(NameAt(*dump, 0x1010, 350), "int32 [App] App::B()[QuickJitted]");
   // B is shorter than A: past B's end, A's last bytes are A's again.
   EXPECT_EQ(NameAt(*dump, 0x10f0, 350), "int32 [App] App::A()[OptimizedTier1]");
   EXPECT_NE(dump->Generation(0x1010, 150), dump->Generation(0x1010, 350));
+  EXPECT_NE(dump->Generation(0x1010, 50) & Jitdump::kLoggedLater, 0u);
+  EXPECT_EQ(dump->Generation(0x1010, 150) & Jitdump::kLoggedLater, 0u);
   auto match = dump->Lookup(dump->Generation(0x1010, 350), 0x1010);
   ASSERT_TRUE(match.has_value());
   EXPECT_EQ(match->offset, 0x10u);
+}
+
+// .NET's EnablePerfMap replays code that ran long before, stamped with the
+// replay's time: samples taken before it must still be named.
+TEST(JitdumpTest, ReplayedCodeNamesSamplesTakenBeforeTheReplay) {
+  auto dump = Jitdump::Parse(JitdumpBuilder(false)
+                                 .Load(1000, 0x7000, 0x100, "void [Lib] Lib::Run()[PreJIT]")
+                                 .bytes());
+  ASSERT_TRUE(dump.ok());
+  EXPECT_EQ(NameAt(*dump, 0x7010, 10), "void [Lib] Lib::Run()[PreJIT]");
+  EXPECT_EQ(NameAt(*dump, 0x7200, 10), "");  // outside every record
 }
 
 TEST(JitdumpTest, MovedCodeLeavesItsOldPlaceAtTheMove) {
