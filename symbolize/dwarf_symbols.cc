@@ -10,13 +10,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <optional>
-#include <queue>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "collector/base/errno_status.h"
 #include "collector/base/unique_fd.h"
 #include "symbolize/demangle.h"
+#include "symbolize/interval_sweep.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -266,33 +266,18 @@ class DwarfSymbols::Impl {
     Flatten(ranges, &unit->segments);
   }
 
-  // One sweep over every range boundary; at each, the covering range that is
-  // deepest (then latest in DIE order) wins, as PerfMap::Flatten does for
-  // perf map lines.
+  // At each place, the covering range that is deepest (then latest in DIE
+  // order) names it.
   static void Flatten(const std::vector<Range>& ranges, std::vector<Segment>* out) {
-    std::vector<uint32_t> by_low(ranges.size());
-    for (uint32_t i = 0; i < by_low.size(); ++i) by_low[i] = i;
-    std::sort(by_low.begin(), by_low.end(),
-              [&](uint32_t a, uint32_t b) { return ranges[a].low < ranges[b].low; });
-    std::vector<uint64_t> points;
-    points.reserve(ranges.size() * 2);
-    for (const Range& r : ranges) {
-      points.push_back(r.low);
-      points.push_back(r.high);
-    }
-    std::sort(points.begin(), points.end());
-    points.erase(std::unique(points.begin(), points.end()), points.end());
-    auto shallower = [&](uint32_t a, uint32_t b) {
-      return std::tie(ranges[a].depth, a) < std::tie(ranges[b].depth, b);
-    };
-    std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(shallower)> active(shallower);
-    size_t next = 0;
-    for (uint64_t point : points) {
-      while (next < by_low.size() && ranges[by_low[next]].low <= point) active.push(by_low[next++]);
-      while (!active.empty() && ranges[active.top()].high <= point) active.pop();
-      uint32_t winner = active.empty() ? kNoFunction : ranges[active.top()].item;
-      if (out->empty() || out->back().function != winner) out->push_back({point, winner});
-    }
+    SweepIntervals(
+        ranges.size(), [&](uint32_t i) { return ranges[i].low; },
+        [&](uint32_t i) { return ranges[i].high; },
+        [&](uint32_t a, uint32_t b) {
+          return std::tie(ranges[a].depth, a) > std::tie(ranges[b].depth, b);
+        },
+        [&](uint64_t point, uint32_t winner) {
+          out->push_back({point, winner == kNoInterval ? kNoFunction : ranges[winner].item});
+        });
   }
 
   const std::string& NameOf(Unit* unit, uint32_t func) {

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <numeric>
-#include <queue>
 
 #include "absl/strings/str_cat.h"
 #include "collector/base/errno_status.h"
+#include "symbolize/interval_sweep.h"
 #include "symbolize/parse_hex.h"
 
 namespace profcpu::symbolize {
@@ -173,32 +172,13 @@ absl::StatusOr<PerfMap> PerfMap::Read(int fd, absl::string_view what, const Perf
 // the covering entry with the highest index (the latest line) wins. Costs
 // O(n log n) time and O(n) memory however the ranges overlap.
 void PerfMap::Flatten() {
-  std::vector<uint32_t> by_start(entries_.size());
-  std::iota(by_start.begin(), by_start.end(), 0);
-  std::stable_sort(by_start.begin(), by_start.end(), [this](uint32_t a, uint32_t b) {
-    return entries_[a].start < entries_[b].start;
-  });
-  std::vector<uint64_t> points;
-  points.reserve(entries_.size() * 2);
-  for (const Entry& e : entries_) {
-    points.push_back(e.start);
-    points.push_back(e.end);
-  }
-  std::sort(points.begin(), points.end());
-  points.erase(std::unique(points.begin(), points.end()), points.end());
-
-  std::priority_queue<uint32_t> active;  // entry indices; entries that ended leave lazily
-  size_t next = 0;
-  for (uint64_t point : points) {
-    while (next < by_start.size() && entries_[by_start[next]].start <= point) {
-      active.push(by_start[next++]);
-    }
-    while (!active.empty() && entries_[active.top()].end <= point) active.pop();
-    uint32_t winner = active.empty() ? kNoEntry : active.top();
-    if (segments_.empty() || segments_.back().entry != winner) {
-      segments_.push_back({point, winner});
-    }
-  }
+  SweepIntervals(
+      entries_.size(), [this](uint32_t i) { return entries_[i].start; },
+      [this](uint32_t i) { return entries_[i].end; },
+      [](uint32_t a, uint32_t b) { return a > b; },  // the later line wins
+      [this](uint64_t point, uint32_t winner) {
+        segments_.push_back({point, winner == kNoInterval ? kNoEntry : winner});
+      });
 }
 
 std::optional<PerfMapMatch> PerfMap::Lookup(uint64_t address) const {
