@@ -2,8 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,7 +35,20 @@ absl::StatusOr<UniqueFd> RootDir::OpenInside(const std::string& path, uint64_t f
 }
 
 absl::StatusOr<UniqueFd> RootDir::OpenFile(const std::string& path) const {
-  return OpenInside(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  auto fd = OpenInside(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  if (!fd.ok()) return fd;
+  // /proc and /sys resolve "self" and pids from the reader's point of view:
+  // a link in the target's root to /proc/self/environ (not a magic link, so
+  // RESOLVE_NO_MAGICLINKS lets it through) would make profcpu read its own
+  // environment, or another process's with profcpu's privileges. No file a
+  // target can make us read (code, perf maps, jitdumps, debug files) lives there.
+  struct statfs fs;
+  if (::fstatfs(fd->get(), &fs) != 0) return ErrnoStatus(errno, absl::StrCat("statfs ", path));
+  if (fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "refusing ", path, " inside ", description_, ": it leads into /proc or /sys"));
+  }
+  return fd;
 }
 
 absl::StatusOr<UniqueFd> RootDir::OpenPath(const std::string& path) const {

@@ -26,6 +26,8 @@ class RootDir {
   static absl::StatusOr<std::shared_ptr<RootDir>> Open(const std::string& path);
 
   // Opens `path` (absolute or relative, interpreted inside this root) read-only.
+  // Files on procfs or sysfs are refused (PermissionDenied): seen from inside a
+  // root, /proc/self is still profcpu.
   absl::StatusOr<UniqueFd> OpenFile(const std::string& path) const;
 
   // Reads `path` inside this root, bounded as base::ReadFdBounded.
