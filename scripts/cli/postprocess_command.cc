@@ -16,6 +16,7 @@
 #include "scripts/cli/pipeline.h"
 #include "scripts/cli/run_log.h"
 #include "scripts/cli/run_outputs.h"
+#include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
 
 namespace profcpu::cli {
@@ -43,13 +44,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
                 "only, in every output;\n-format adds exports; the graph flags change "
                 "flamegraph.svg.");
   flags.Add("dir", "DIR", "", "run folder (or a folder holding prof.tar.gz) (required)");
-  flags.Add("symbols", "DIR", "",
-            "a directory of debug files (a .build-id/ tree, /usr/lib/debug-style paths, or "
-            "files by debuglink or file name, as dotnet-symbol -o leaves them); frames still "
-            "unknown are looked up again, matched by build-id; repeatable");
-  flags.Add("strip-tiers", "", "",
-            "drop the .NET tier annotation ([OptimizedTier1], [QuickJitted], [PreJIT]...) from "
-            "JIT frame names, so one method's tiers fold into one frame");
+  AddSymbolFlags(&flags);
   AddRunOutputFlags(&flags);
   AddFilterFlags(&flags);
   absl::Status parsed = flags.Parse(args);
@@ -106,8 +101,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
 
   PipelineOptions pipeline;
   pipeline.dir = dir;
-  pipeline.symbol_dirs = flags.Strings("symbols");
-  pipeline.strip_tiers = flags.Bool("strip-tiers");
+  ReadSymbolFlags(flags, &pipeline);
   pipeline.outputs = outputs;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());
