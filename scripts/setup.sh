@@ -14,6 +14,7 @@ packages=(
   nodejs                # JIT perf-map tests (node --perf-basic-prof)
   python3 libxml2-utils zstd
   libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
+  podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
 )
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the container images the podman tests use, when they are missing:
+#   localhost/profcpu-base:bookworm  a Debian bookworm minbase rootfs (debootstrap),
+#                                    imported: no registry is needed
+#   localhost/profcpu:dev            the sidecar image around build/scripts/profcpu
+#                                    (rebuilt whenever that binary changed)
+# Also writes the containers.conf podman needs on this kind of kernel (runc,
+# lower ulimits) unless one exists. Usage: container-images.sh [BUILD_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${1:-$root/build}
+base=localhost/profcpu-base:bookworm
+sidecar=localhost/profcpu:dev
+
+if [ ! -f /etc/containers/containers.conf ] && [ -z "${CONTAINERS_CONF:-}" ]; then
+  mkdir -p /etc/containers
+  cat > /etc/containers/containers.conf <<'CONF'
+[engine]
+runtime = "runc"
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+CONF
+fi
+
+if ! podman image exists "$base"; then
+  rootfs=$(mktemp -d /var/tmp/profcpu-rootfs.XXXXXX)
+  echo "container-images: debootstrap bookworm (about a minute)" >&2
+  debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >/dev/null
+  tar -C "$rootfs" -c . | podman import - "$base" >/dev/null
+  rm -rf "$rootfs"
+fi
+
+binary=$build_dir/scripts/profcpu
+[ -x "$binary" ] || { echo "container-images: build profcpu first ($binary)" >&2; exit 1; }
+sum=$(sha256sum "$binary" | cut -c1-16)
+if [ "$(podman image inspect --format '{{index .Labels "profcpu.binary"}}' "$sidecar" 2>/dev/null)" != "$sum" ]; then
+  context=$(mktemp -d)
+  cp "$binary" "$context/profcpu"
+  echo "container-images: building $sidecar" >&2
+  podman build -q --network host --build-arg "BASE=$base" --label "profcpu.binary=$sum" \
+    -f "$root/containers/Containerfile.prebuilt" -t "$sidecar" "$context" >/dev/null
+  rm -rf "$context"
+fi
+echo "$base $sidecar"
