@@ -142,6 +142,25 @@ TEST(JitSourcesTest, CodeLoggedAfterTheSampleStillNamesIt) {
             "replayed[PreJIT]+4");
 }
 
+// CoreCLR's perf map lines as .NET writes them: "%p %x NAME", names with
+// spaces, generics and stubs ("stub<N> TYPE<OWNER>").
+TEST(JitSourcesTest, DotNetPerfMapNamesAndStubs) {
+  testing::ScratchDir dir;
+  dir.Write("perf-42.map",
+            "0x7f1000001000 2a instance int32 [App] App.Calc`1[int32]::Sum(int32,int32)"
+            "[OptimizedTier1]\n"
+            "0x7f1000002000 10 stub<1> AllocateTemporaryEntryPoints<PreStubWorker>\n"
+            "00007F1000003000 20 void [System.Private.CoreLib] System.Buffer::Memmove()[PreJIT]\n");
+  DirJitFiles files(dir);
+  JitSources jit(&files, nullptr);
+  EXPECT_EQ(Names(jit, 42, 0x7f1000001004, 1),
+            "instance int32 [App] App.Calc`1[int32]::Sum(int32,int32)[OptimizedTier1]+4");
+  EXPECT_EQ(Names(jit, 42, 0x7f1000002001, 1, "/memfd:doublemapper (deleted)"),
+            "stub<1> AllocateTemporaryEntryPoints<PreStubWorker>+1");
+  EXPECT_EQ(Names(jit, 42, 0x7f1000003010, 1),
+            "void [System.Private.CoreLib] System.Buffer::Memmove()[PreJIT]+16");
+}
+
 TEST(JitSourcesTest, DebugInfoAndPreJitNamesComeThrough) {
   testing::ScratchDir dir;
   dir.Write("jit-42.dump",
