@@ -328,6 +328,62 @@ TEST(ProfileBuilderTest, BpfCountsWeighSamples) {
   EXPECT_EQ(built->profile.samples()[0].period, 250u);
 }
 
+TEST(ProfileBuilderTest, NewerFormatIsRefused) {
+  recording::Header header = MakeHeader();
+  header.format_version = recording::kFormatVersion + 1;
+  auto built = Build({header}, "newer.rec");
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+// -callgraph dwarf samples: the unwinder gives the user chain; without one,
+// only the IP (from the registers) remains and the stack counts as cut.
+class FixedUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t regs_mask,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    masks.push_back(regs_mask);
+    EXPECT_TRUE(spaces.FindMapping(sample.pid, 0x400010).has_value());
+    return {{0x400010, 0x400020}, sample.time_ns == 20};
+  }
+  std::vector<uint64_t> masks;
+};
+
+TEST(ProfileBuilderTest, DwarfSamplesAreUnwoundThroughTheInterface) {
+  recording::Header header = MakeHeader();
+  header.callgraph = "dwarf";
+  header.user_regs_mask = 0xff01ff;
+  auto dwarf_sample = [](uint64_t time) {
+    recording::Sample s = SampleOf(10, 10, time, {0xffffffff81000000}, {});
+    s.user_regs_abi = 2;
+    s.user_regs.assign(17, 0);
+    s.user_regs[8] = 0x400010;  // the IP's slot for this mask
+    return s;
+  };
+  std::vector<Record> records = {header, Map(10, 0x400000, 0x1000, 0, "/usr/bin/app"),
+                                 dwarf_sample(10), dwarf_sample(20),
+                                 SampleOf(10, 10, 30, {}, {0x400010})};
+  FixedUnwinder unwinder;
+  BuildOptions options;
+  options.unwinder = &unwinder;
+  auto built = Build(records, "dwarf.rec", options);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Profile& p = built->profile;
+  ASSERT_EQ(p.samples().size(), 3u);
+  EXPECT_EQ(p.stack(p.samples()[0].stack).size(), 3u);  // kernel + two unwound
+  EXPECT_EQ(unwinder.masks, (std::vector<uint64_t>{0xff01ff, 0xff01ff}));
+  EXPECT_EQ(built->summary.dwarf_stacks, 2u);
+  EXPECT_EQ(built->summary.dwarf_truncated, 1u);
+  EXPECT_EQ(built->summary.truncated_stacks, 1u);
+
+  auto bare = Build(records, "dwarf-bare.rec");
+  ASSERT_TRUE(bare.ok());
+  const Profile& q = bare->profile;
+  EXPECT_EQ(q.stack(q.samples()[0].stack).size(), 2u);  // kernel + the IP
+  EXPECT_EQ(q.location(q.stack(q.samples()[0].stack)[1]).address, 0x400010u);
+  EXPECT_EQ(bare->summary.dwarf_not_unwound, 2u);
+  EXPECT_EQ(bare->summary.truncated_stacks, 2u);
+}
+
 TEST(ProfileBuilderTest, RecordingWithoutHeaderIsRejected) {
   auto built = Build({SampleOf(1, 1, 1, {}, {1})}, "noheader.rec");
   EXPECT_EQ(built.status().code(), absl::StatusCode::kDataLoss);
