@@ -78,6 +78,14 @@ absl::string_view Basename(absl::string_view path) {
   return slash == absl::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// Where the module was loaded: address - file offset. A return address was
+// normalized as address - 1 (offset_adjust), so that the call's function is
+// looked up; undo that, or a module's leaf and caller frames would seem to be
+// two loads.
+uint64_t LoadBias(const fold::Location& location) {
+  return location.address - location.offset_adjust - location.code.value;
+}
+
 MappingKey KeyFor(const fold::Location& location, const symbolize::Symbolization* symbols,
                   const PprofOptions& options, std::string* build_id) {
   const symbolize::CodeLocation& code = location.code;
@@ -88,9 +96,9 @@ MappingKey KeyFor(const fold::Location& location, const symbolize::Symbolization
       if (options.modules != nullptr && code.space < options.modules->size()) {
         const symbolize::Module& module = (*options.modules)[code.space];
         *build_id = absl::BytesToHexString(module.build_id);
-        return {code.kind, code.space, location.address - code.value, module.path};
+        return {code.kind, code.space, LoadBias(location), module.path};
       }
-      return {code.kind, code.space, location.address - code.value,
+      return {code.kind, code.space, LoadBias(location),
               symbols != nullptr ? symbols->module : "[unknown]"};
     case symbolize::CodeKind::kProcess: {
       // JIT or anonymous memory of one process: a bracketed name, which pprof
@@ -276,7 +284,7 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
     pb::Mapping* mapping = out.add_mapping();
     mapping->set_id(index + 1);
     mapping->set_memory_start(info.low);
-    mapping->set_memory_limit(info.high + 1);
+    mapping->set_memory_limit(info.high == UINT64_MAX ? info.high : info.high + 1);
     // memory_start - file_offset is the load bias, so pprof recovers each
     // address's offset in the file.
     mapping->set_file_offset(info.native ? info.low - info.bias : 0);

@@ -145,6 +145,30 @@ TEST(PprofWriterTest, WritesMappingsBuildIdsFunctionsAndSamples) {
   EXPECT_TRUE(labelled);
 }
 
+TEST(PprofWriterTest, CallersShareTheirModulesMapping) {
+  // A return address is normalized one byte back (offset_adjust); it is the
+  // same load of the module as a leaf address in it.
+  TestProfile t = Make();
+  fold::Location caller;
+  caller.code = {symbolize::CodeKind::kNative, 0, 0x1fff};
+  caller.address = 0x7f0000002000;
+  caller.offset_adjust = 1;
+  const uint32_t id = t.profile.InternLocation(caller);
+  fold::Sample s = t.profile.samples().front();
+  s.stack = t.profile.InternStack({0, id});
+  t.profile.AddSample(s);
+  PprofOptions options;
+  options.modules = &t.modules;
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*SerializePprof(t.profile, options)));
+  EXPECT_EQ(p.location(id).mapping_id(), p.location(0).mapping_id());
+  int library_mappings = 0;
+  for (const pb::Mapping& m : p.mapping()) {
+    library_mappings += Str(p, m.filename()) == "/usr/lib/libwork.so";
+  }
+  EXPECT_EQ(library_mappings, 2);  // the loads in pid 10 and pid 20
+}
+
 TEST(PprofWriterTest, OtherEventsCountEvents) {
   TestProfile t = Make();
   PprofOptions options;
