@@ -40,14 +40,18 @@ cp /proc/self/status "$seeds/proc_fuzzer/status"
 head -c 48000 /proc/kallsyms > "$seeds/kallsyms_fuzzer/core" || true
 grep -m 400 $'\t\\[' /proc/kallsyms > "$seeds/kallsyms_fuzzer/modules" || true
 
-# ELF files: the symbolize fixture library (built with and without symbols)
-# and small system libraries.
-clang++ -O1 -shared -fPIC -o "$seeds/elf_symbols_fuzzer/fixture_lib.so" \
+# ELF files: the symbolize fixture library with DWARF 5, stripped, and split
+# into a stripped copy with a .gnu_debuglink and its debug file; small system
+# libraries.
+elf=$seeds/elf_symbols_fuzzer
+clang++ -O1 -g -gdwarf-5 -shared -fPIC -o "$elf/fixture_lib.so" \
   "$root/symbolize/testdata/fixture_lib.cc"
-strip --strip-all -o "$seeds/elf_symbols_fuzzer/fixture_lib.stripped.so" \
-  "$seeds/elf_symbols_fuzzer/fixture_lib.so"
+strip --strip-all -o "$elf/fixture_lib.stripped.so" "$elf/fixture_lib.so"
+objcopy --only-keep-debug "$elf/fixture_lib.so" "$elf/fixture_lib.debug"
+objcopy --strip-debug --add-gnu-debuglink="$elf/fixture_lib.debug" "$elf/fixture_lib.so" \
+  "$elf/fixture_lib.linked.so"
 for lib in /usr/lib/x86_64-linux-gnu/libdl.so.2 /usr/lib/x86_64-linux-gnu/librt.so.1; do
-  [ -f "$lib" ] && cp "$lib" "$seeds/elf_symbols_fuzzer/"
+  [ -f "$lib" ] && cp "$lib" "$elf/"
 done
 
 # A real run's outputs, when a built profcpu can sample here.

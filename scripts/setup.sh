@@ -16,6 +16,7 @@ packages=(
   libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
   podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
+  libclang-rt-14-dev libxml2-dev  # libFuzzer for clang 14, and the flame graph fuzzer's XML check
 )
 
 missing=()

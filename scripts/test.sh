@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the whole suite (unit and integration,
 # real perf events on real processes) with ctest, then all of it again built
-# with AddressSanitizer + UndefinedBehaviorSanitizer, then checks that
-# `cmake --install` yields a working profcpu.
+# with AddressSanitizer + UndefinedBehaviorSanitizer, then runs every fuzz
+# target briefly, then checks that `cmake --install` yields a working profcpu.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -18,6 +18,12 @@ echo "== all tests again under ASan + UBSan"
 BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j 2
+
+# Every parser's fuzz target, briefly (scripts/fuzz.sh builds them with clang);
+# a find fails the run and leaves its input in build-fuzz/fuzz-crashes/.
+echo "== fuzz targets, ${FUZZ_SECONDS:-10}s each"
+FUZZ_BUILD_DIR=$root/build-fuzz PROFCPU_BINARY=$root/build/scripts/profcpu \
+  bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 
 echo "== install"
 prefix=$(mktemp -d)
