@@ -27,7 +27,8 @@ def cpu_seconds(pid):
 
 
 def run_once(workload, iterations, profiler_argv):
-    """Returns (workload wall seconds, profiler CPU seconds while sampling)."""
+    """Returns (workload wall seconds, profiler CPU seconds while sampling,
+    workload CPU seconds)."""
     work = subprocess.Popen([workload, str(iterations), "1.0"], stdout=subprocess.PIPE, text=True)
     profiler = None
     if profiler_argv:
@@ -42,9 +43,11 @@ def run_once(workload, iterations, profiler_argv):
             profiler_cpu = cpu_seconds(profiler.pid)
         except FileNotFoundError:
             profiler_cpu = float("nan")
-        profiler.wait(timeout=300)
+        if profiler.wait(timeout=300) != 0:
+            raise RuntimeError(f"the profiler failed (exit {profiler.returncode}): {' '.join(argv)}")
     wall = float(out.split()[0].split("=")[1])
-    return wall, profiler_cpu
+    work_cpu = float(out.split()[1].split("=")[1])
+    return wall, profiler_cpu, work_cpu
 
 
 def main():

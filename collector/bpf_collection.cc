@@ -98,6 +98,15 @@ std::vector<std::string> BpfCollection::warnings() const {
     warnings.push_back(absl::StrCat(maps, " off-CPU events were lost because a BPF map of "
                                           "blocked threads or profiled processes was full"));
   }
+  if (c.losses[PROFCPU_LOSS_MISSED_SWITCH] > 0) {
+    warnings.push_back(absl::StrCat(c.losses[PROFCPU_LOSS_MISSED_SWITCH],
+                                    " off-CPU stays were dropped: the kernel reported neither "
+                                    "the switch nor the wakeup that ended them"));
+  }
+  if (uint64_t misses = session_->ProgramMisses(); misses > 0) {
+    warnings.push_back(absl::StrCat("the kernel skipped the BPF programs ", misses,
+                                    " times (a program already running on that CPU)"));
+  }
   return warnings;
 }
 

@@ -70,6 +70,9 @@ class Builder {
       case recording::LossReason::kBpfMapFull:
         out_->summary.lost_bpf_map_full += lost.count;
         break;
+      case recording::LossReason::kOffCpuUnended:
+        out_->summary.lost_offcpu_unended += lost.count;
+        break;
     }
   }
   void On(const recording::ProcessInfo& info) { out_->summary.processes.push_back(info); }

@@ -50,6 +50,7 @@ struct RecordingSummary {
   uint64_t lost_bpf_ring_buffer = 0;
   uint64_t lost_stacks = 0;       // stack map full or collision (BPF)
   uint64_t lost_bpf_map_full = 0;
+  uint64_t lost_offcpu_unended = 0;  // stays whose end went unreported
   uint64_t missing_stacks = 0;    // records naming a stack the recording lacks
 };
 

@@ -46,6 +46,8 @@ struct profcpu_count_value {
 #define PROFCPU_LOSS_COUNTS_FULL 2   // the counts map was full
 #define PROFCPU_LOSS_BLOCKED_FULL 3  // the blocked-threads map was full
 #define PROFCPU_LOSS_TGIDS_FULL 4    // a child process could not be tracked
-#define PROFCPU_LOSS_COUNT 5
+// The end of a stay off the CPU went unreported and could not be recovered.
+#define PROFCPU_LOSS_MISSED_SWITCH 5
+#define PROFCPU_LOSS_COUNT 6
 
 #endif  // PROFCPU_COLLECTOR_BPF_BPF_EVENTS_H_

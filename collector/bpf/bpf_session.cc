@@ -41,10 +41,15 @@ recording::LossReason LossReasonOf(int index) {
       return recording::LossReason::kBpfRingBufferFull;
     case PROFCPU_LOSS_STACK:
       return recording::LossReason::kStackLost;
+    case PROFCPU_LOSS_MISSED_SWITCH:
+      return recording::LossReason::kOffCpuUnended;
     default:
       return recording::LossReason::kBpfMapFull;
   }
 }
+
+// linux/perf_event.h: call chain entries from here up are context markers.
+constexpr uint64_t kPerfContextMax = static_cast<uint64_t>(-4095);
 
 // Entries read per batch when draining the counts map.
 constexpr uint32_t kCountBatch = 1024;
@@ -105,6 +110,7 @@ absl::Status BpfSession::Load() {
     bpf_program__set_autoload(skeleton_->progs.on_switch, false);
     bpf_program__set_autoload(skeleton_->progs.on_fork, false);
     bpf_program__set_autoload(skeleton_->progs.on_exit, false);
+    bpf_program__set_autoload(skeleton_->progs.on_wakeup, false);
     bpf_map__set_max_entries(skeleton_->maps.blocked, 1);
     bpf_map__set_max_entries(skeleton_->maps.tgids, 1);
   }
@@ -139,8 +145,8 @@ void BpfSession::IgnoreStaysBefore(uint64_t time_ns) {
 }
 
 absl::Status BpfSession::AttachScheduler() {
-  for (bpf_program* program :
-       {skeleton_->progs.on_fork, skeleton_->progs.on_exit, skeleton_->progs.on_switch}) {
+  for (bpf_program* program : {skeleton_->progs.on_fork, skeleton_->progs.on_exit,
+                               skeleton_->progs.on_wakeup, skeleton_->progs.on_switch}) {
     bpf_link* link = bpf_program__attach(program);
     if (link == nullptr) {
       return Failure(errno, absl::StrCat("attach to ", bpf_program__section_name(program)));
@@ -173,6 +179,11 @@ void BpfSession::EmitStack(int32_t id, bool kernel, uint64_t time_ns, const Sink
   trace.kernel = kernel;
   for (uint64_t ip : stack_buffer_) {
     if (ip == 0) break;  // the kernel zero-fills past the stack's depth
+    // On perf events that sample call chains, bpf_get_stackid reuses perf's
+    // chain, context markers (PERF_CONTEXT_KERNEL, _USER) included
+    // (kernel/bpf/stackmap.c, bpf_get_stackid_pe): drop them, as the perf
+    // record parser does.
+    if (ip >= kPerfContextMax) continue;
     trace.ips.push_back(ip);
   }
   trace.truncated = trace.ips.size() == stack_buffer_.size();
@@ -252,6 +263,20 @@ absl::Status BpfSession::DrainCounts(uint64_t now_ns, const Sink& sink) {
     first = false;
   }
   return absl::OkStatus();
+}
+
+uint64_t BpfSession::ProgramMisses() const {
+  uint64_t misses = 0;
+  for (bpf_program* program : {skeleton_->progs.on_switch, skeleton_->progs.on_fork,
+                               skeleton_->progs.on_exit, skeleton_->progs.on_wakeup,
+                               skeleton_->progs.on_sample}) {
+    int fd = bpf_program__fd(program);
+    if (fd < 0) continue;  // not loaded in this mode
+    bpf_prog_info info = {};
+    uint32_t length = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0) misses += info.recursion_misses;
+  }
+  return misses;
 }
 
 void BpfSession::DrainLosses(uint64_t now_ns, const Sink& sink) {

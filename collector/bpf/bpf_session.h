@@ -77,6 +77,9 @@ class BpfSession {
   void DrainLosses(uint64_t now_ns, const Sink& sink);
 
   const BpfCounters& counters() const { return counters_; }
+  // Runs of the programs the kernel skipped (bpf_prog_info.recursion_misses:
+  // a program already running on that CPU), summed over the programs.
+  uint64_t ProgramMisses() const;
   // What libbpf said while loading (the verifier's log on failure).
   static std::string LibbpfLog();
 

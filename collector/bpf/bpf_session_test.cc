@@ -38,7 +38,9 @@ TEST(BpfSessionTest, RecordsTimeOffCpuWithStacks) {
   ASSERT_TRUE((*session)->TrackProcess(::getpid()).ok());
 
   std::atomic<pid_t> sleeper{0};
+  timespec thread_start;
   std::thread thread([&] {
+    ::clock_gettime(CLOCK_MONOTONIC, &thread_start);
     sleeper = Tid();
     for (int i = 0; i < 3; ++i) SleepMs(40);
   });
@@ -65,7 +67,23 @@ TEST(BpfSessionTest, RecordsTimeOffCpuWithStacks) {
                 stacks_seen.end());
     }
   }
-  EXPECT_EQ(long_sleeps, 3);
+  (*session)->DrainLosses(0, [](recording::Record&&) {});
+  const BpfCounters& c = (*session)->counters();
+  std::string durations;
+  for (const recording::Record& r : records) {
+    if (auto* o = std::get_if<recording::OffCpuSample>(&r)) {
+      durations += (o->tid == uint32_t(sleeper) ? " S:" : " M:");
+      uint64_t t0 = uint64_t(thread_start.tv_sec) * 1'000'000'000 + thread_start.tv_nsec;
+      durations += " " + std::to_string(o->duration_ns / 1000) + "us/state" +
+                   std::to_string(o->state) + " from +" +
+                   std::to_string((int64_t(o->time_ns - o->duration_ns) - int64_t(t0)) / 1000) +
+                   "us on cpu " + std::to_string(o->cpu);
+    }
+  }
+  EXPECT_EQ(long_sleeps, 3) << "sleeper " << sleeper.load() << " stays:" << durations << "; losses " << c.losses[0]
+                            << " " << c.losses[1] << " " << c.losses[2] << " " << c.losses[3]
+                            << " " << c.losses[4] << "; program misses "
+                            << (*session)->ProgramMisses();
   EXPECT_GT((*session)->counters().offcpu_events, 0u);
 }
 
@@ -81,6 +99,8 @@ TEST(BpfSessionTest, CountsSamplesInTheKernel) {
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.freq = 1;
   attr.sample_freq = 999;
+  // As the Sampler's events: then bpf_get_stackid reuses perf's call chain.
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
   attr.disabled = 1;
   base::UniqueFd fd(static_cast<int>(::syscall(SYS_perf_event_open, &attr, Tid(), -1, -1, 0)));
   ASSERT_TRUE(fd.valid()) << "perf_event_open: " << errno;
@@ -105,6 +125,14 @@ TEST(BpfSessionTest, CountsSamplesInTheKernel) {
   uint64_t counted = 0;
   uint64_t with_user_stack = 0;
   for (const recording::Record& r : records) {
+    if (auto* t = std::get_if<recording::StackTrace>(&r)) {
+      ASSERT_FALSE(t->ips.empty());
+      for (uint64_t ip : t->ips) {
+        EXPECT_LT(ip, static_cast<uint64_t>(-4095)) << "a context marker in a stack";
+      }
+      // User frames are user addresses (below the kernel's half).
+      if (!t->kernel) EXPECT_LT(t->ips.front(), 1ull << 47);
+    }
     if (auto* s = std::get_if<recording::StackSample>(&r)) {
       EXPECT_EQ(s->tid, static_cast<uint32_t>(Tid()));
       counted += s->count;

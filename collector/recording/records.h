@@ -127,6 +127,7 @@ enum class LossReason : uint32_t {
   kBpfRingBufferFull = 5,  // an off-CPU/sample event found the BPF ring buffer full
   kStackLost = 6,          // a stack could not be stored (stack map full or hash collision)
   kBpfMapFull = 7,         // a count, blocked thread or process did not fit its BPF map
+  kOffCpuUnended = 8,      // a stay off the CPU whose end the kernel never reported
 };
 
 struct Lost {

@@ -52,6 +52,7 @@ std::string FormatMetadataJson(const RunFacts& facts) {
     j["samples"]["lost_bpf_ring_buffer"] = s.lost_bpf_ring_buffer;
     j["samples"]["lost_stacks"] = s.lost_stacks;
     j["samples"]["lost_bpf_map_full"] = s.lost_bpf_map_full;
+    j["samples"]["lost_offcpu_unended"] = s.lost_offcpu_unended;
   }
   if (s.dwarf_stacks > 0) {
     // -callgraph dwarf: user stacks unwound after collection; the truncated

@@ -207,6 +207,8 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
     script_header.losses.push_back({"BPF ring buffer full", built.summary.lost_bpf_ring_buffer});
     script_header.losses.push_back({"stacks lost (BPF stack map)", built.summary.lost_stacks});
     script_header.losses.push_back({"BPF map full", built.summary.lost_bpf_map_full});
+    script_header.losses.push_back(
+        {"off-CPU stays never ended", built.summary.lost_offcpu_unended});
   }
   script_header.extra = {{"hostname", header.hostname}, {"os release", header.kernel_release}};
   fold::PerfScriptWriteOptions script_options;
