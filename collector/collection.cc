@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "collector/base/file_io.h"
 #include "collector/base/status_macros.h"
@@ -82,10 +84,31 @@ recording::ProcessInfo DescribeProcess(pid_t pid, uint64_t time_ns) {
   return info;
 }
 
+// Keeps each executable file a process maps open from the moment profcpu
+// sees the mapping (RootDir::Keep): symbolization runs after collection,
+// when a container that exited has lost its mounts, and a deploy may have
+// replaced the file. A file deleted since it was mapped is reached through
+// /proc/PID/map_files (needs CAP_SYS_ADMIN; without it, it stays unnamed).
+void KeepMappedFile(const recording::Mmap& mmap, ProcessRoots* roots) {
+  if (mmap.filename.empty() || mmap.filename[0] != '/' ||
+      absl::StartsWith(mmap.filename, "/memfd:") || absl::StartsWith(mmap.filename, "//")) {
+    return;  // anonymous memory, JIT code, [vdso] and friends: no file
+  }
+  std::shared_ptr<base::RootDir> root = roots->Add(static_cast<pid_t>(mmap.pid));
+  if (root == nullptr) return;
+  absl::string_view path = mmap.filename;
+  std::string map_files;
+  if (absl::ConsumeSuffix(&path, " (deleted)")) {
+    map_files = absl::StrFormat("/proc/%d/map_files/%x-%x", mmap.pid, mmap.start,
+                                mmap.start + mmap.length);
+  }
+  (void)root->Keep(std::string(path), map_files);
+}
+
 // The state of a process that predates collection, as records: thread names,
 // executable mappings, and how it sees itself.
 void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* orderer,
-                               CollectionResult* result) {
+                               CollectionResult* result, ProcessRoots* roots) {
   result->processes.push_back(DescribeProcess(pid, time_ns));
   orderer->Add(result->processes.back());
   std::vector<std::string>* warnings = &result->warnings;
@@ -111,7 +134,10 @@ void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* order
                                      "CAP_SYS_PTRACE for another user's process)"));
     return;
   }
-  for (recording::Mmap& m : *maps) orderer->Add(std::move(m));
+  for (recording::Mmap& m : *maps) {
+    KeepMappedFile(m, roots);
+    orderer->Add(std::move(m));
+  }
 }
 
 }  // namespace
@@ -155,6 +181,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   ProcessRoots roots;
   PROFCPU_ASSIGN_OR_RETURN(
       auto sampler, Sampler::Create(sampler_options, [&](recording::Record&& record) {
+        if (auto* mmap = std::get_if<recording::Mmap>(&record)) KeepMappedFile(*mmap, &roots);
         if (auto* fork = std::get_if<recording::Fork>(&record); fork && fork->pid != fork->ppid) {
           // A new process: remember how to reach its files while it lives.
           if (!roots.Contains(static_cast<pid_t>(fork->pid))) {
@@ -186,7 +213,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     // Stamped with the start time, before any sample, so replay sees them first.
     for (pid_t existing : target->ExistingProcesses()) {
       roots.Add(existing);
-      SynthesizeExistingProcess(existing, result.start_time_ns, &orderer, &result);
+      SynthesizeExistingProcess(existing, result.start_time_ns, &orderer, &result, &roots);
     }
   }
 

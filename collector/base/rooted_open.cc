@@ -35,6 +35,37 @@ absl::StatusOr<UniqueFd> RootDir::OpenInside(const std::string& path, uint64_t f
 }
 
 absl::StatusOr<UniqueFd> RootDir::OpenFile(const std::string& path) const {
+  if (auto kept = kept_.find(path); kept != kept_.end()) {
+    // A new open file description, so readers never share a file offset.
+    int fd = ::open(absl::StrCat("/proc/self/fd/", kept->second.get()).c_str(),
+                    O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) return UniqueFd(fd);
+  }
+  return OpenNow(path);
+}
+
+absl::Status RootDir::Keep(const std::string& path, const std::string& fallback) {
+  if (kept_.contains(path)) return absl::OkStatus();
+  if (kept_.size() >= kMaxKeptFiles) {
+    return absl::ResourceExhaustedError(absl::StrCat("already keeping ", kept_.size(), " files"));
+  }
+  absl::StatusOr<UniqueFd> fd = OpenNow(path);
+  if (!fd.ok() && !fallback.empty()) {
+    // Outside this root on purpose: the caller names a file of the kernel's
+    // own (/proc/PID/map_files), never a path taken from the target.
+    int opened = ::open(fallback.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (opened >= 0) fd = UniqueFd(opened);
+  }
+  if (!fd.ok()) return fd.status();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
+  }
+  kept_.emplace(path, std::move(*fd));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<UniqueFd> RootDir::OpenNow(const std::string& path) const {
   auto fd = OpenInside(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
   if (!fd.ok()) return fd;
   // /proc and /sys resolve "self" and pids from the reader's point of view:

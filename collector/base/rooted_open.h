@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "collector/base/unique_fd.h"
 
@@ -25,10 +26,19 @@ class RootDir {
   // process owning /proc/PID/root exits, so files can be read afterwards.
   static absl::StatusOr<std::shared_ptr<RootDir>> Open(const std::string& path);
 
-  // Opens `path` (absolute or relative, interpreted inside this root) read-only.
-  // Files on procfs or sysfs are refused (PermissionDenied): seen from inside a
-  // root, /proc/self is still profcpu.
+  // Opens `path` (absolute or relative, interpreted inside this root)
+  // read-only: the copy kept by Keep() if there is one, else the file there
+  // now. Files on procfs or sysfs are refused (PermissionDenied): seen from
+  // inside a root, /proc/self is still profcpu.
   absl::StatusOr<UniqueFd> OpenFile(const std::string& path) const;
+
+  // Opens `path` now and keeps it open, so that OpenFile(path) still finds
+  // this file after the process that used it exits, after its container's
+  // mounts are gone, or after a deploy replaced it. `fallback` is opened
+  // instead when given and `path` cannot be (e.g. /proc/PID/map_files/A-B for
+  // a mapped file that was deleted). At most kMaxKeptFiles are kept.
+  absl::Status Keep(const std::string& path, const std::string& fallback = "");
+  static constexpr size_t kMaxKeptFiles = 10000;
 
   // Reads `path` inside this root, bounded as base::ReadFdBounded.
   absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const;
@@ -47,10 +57,12 @@ class RootDir {
 
  private:
   absl::StatusOr<UniqueFd> OpenInside(const std::string& path, uint64_t flags) const;
+  absl::StatusOr<UniqueFd> OpenNow(const std::string& path) const;
   RootDir(UniqueFd fd, std::string description)
       : fd_(std::move(fd)), description_(std::move(description)) {}
   UniqueFd fd_;
   std::string description_;
+  absl::flat_hash_map<std::string, UniqueFd> kept_;
 };
 
 }  // namespace profcpu::base

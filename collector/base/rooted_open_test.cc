@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "collector/base/file_io.h"
 #include "gtest/gtest.h"
@@ -67,6 +69,61 @@ TEST_F(RootedOpenTest, FifoIsRefusedWithoutBlocking) {
   ASSERT_TRUE(root.ok());
   auto text = (*root)->ReadFile("/tmp/perf-5.map", 1024);
   EXPECT_EQ(text.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(RootedOpenTest, KeptFilesOutliveTheirPath) {
+  ASSERT_TRUE(WriteFile(root_ + "/tmp/app", "the binary that ran").ok());
+  auto root = RootDir::Open(root_);
+  ASSERT_TRUE(root.ok());
+  ASSERT_TRUE((*root)->Keep("/tmp/app").ok());
+  // A deploy replaces the file; the container's mounts go away.
+  ASSERT_EQ(::unlink((root_ + "/tmp/app").c_str()), 0);
+  ASSERT_TRUE(WriteFile(root_ + "/tmp/app", "a newer binary").ok());
+  auto first = (*root)->OpenFile("/tmp/app");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*ReadFdBounded(first->get(), 100, "kept"), "the binary that ran");
+  // Each open has its own offset.
+  auto second = (*root)->OpenFile("/tmp/app");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*ReadFdBounded(second->get(), 100, "kept"), "the binary that ran");
+}
+
+TEST_F(RootedOpenTest, KeepStaysInsideTheRootAndUsesTheFallbackOnlyWhenNeeded) {
+  ASSERT_EQ(::symlink("/etc/hostname", (root_ + "/tmp/planted").c_str()), 0);
+  auto root = RootDir::Open(root_);
+  ASSERT_TRUE(root.ok());
+  ASSERT_TRUE((*root)->Keep("/tmp/planted").ok());
+  EXPECT_EQ(*(*root)->ReadFile("/tmp/planted", 100), "inside-the-root\n");
+  ASSERT_TRUE(WriteFile(root_ + "/fallback", "from the fallback").ok());
+  ASSERT_TRUE((*root)->Keep("/gone", root_ + "/fallback").ok());
+  EXPECT_EQ(*(*root)->ReadFile("/gone", 100), "from the fallback");
+  EXPECT_FALSE((*root)->Keep("/also-gone").ok());
+  EXPECT_FALSE((*root)->Keep("/tmp").ok());  // not a regular file
+}
+
+TEST_F(RootedOpenTest, ListsADirectoryInsideTheRoot) {
+  ASSERT_EQ(::symlink("/etc", (root_ + "/tmp/etc-link").c_str()), 0);
+  auto root = RootDir::Open(root_);
+  ASSERT_TRUE(root.ok());
+  auto names = (*root)->ListDirectory("/tmp");
+  ASSERT_TRUE(names.ok()) << names.status();
+  std::sort(names->begin(), names->end());
+  EXPECT_EQ(*names, (std::vector<std::string>{"etc-link", "perf-1.map"}));
+  // The symlink to /etc lists the fake root's etc, not the host's.
+  auto etc = (*root)->ListDirectory("/tmp/etc-link");
+  ASSERT_TRUE(etc.ok());
+  EXPECT_EQ(*etc, (std::vector<std::string>{"hostname"}));
+}
+
+TEST_F(RootedOpenTest, OpenPathDoesNotFollowAFinalSymlink) {
+  ASSERT_EQ(::symlink("/etc/hostname", (root_ + "/tmp/sock").c_str()), 0);
+  auto root = RootDir::Open(root_);
+  ASSERT_TRUE(root.ok());
+  auto fd = (*root)->OpenPath("/tmp/sock");
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  struct stat st;
+  ASSERT_EQ(::fstat(fd->get(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
 }
 
 }  // namespace

@@ -177,11 +177,13 @@ class KernelFramesTest(unittest.TestCase):
             self.assertGreater(len(named) / len(kernel_frames), 0.95)
             self.assertTrue(set(named) <= kernel_names, set(named) - kernel_names)
             folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+            ours = sum(folded.values())
             in_syscalls = t.samples_with(
                 folded, lambda f: f in ("do_syscall_64", "entry_SYSCALL_64_after_hwframe"))
-            under_loop = t.samples_with(folded, lambda f: f == "syscall_loop")
-            self.assertGreater(in_syscalls / max(under_loop, 1), 0.5,
-                               "most of syscall_loop's time is inside system calls")
+            # Most of the process's time is inside system calls. (Its own
+            # syscall_loop frame is lost behind libc's write, which keeps no
+            # frame pointer: the frame-pointer walk skips the caller.)
+            self.assertGreater(in_syscalls / ours, 0.5, f"{in_syscalls} of {ours}")
         finally:
             tmp.cleanup()
 
