@@ -240,6 +240,22 @@ class HighSwitchRateTest(unittest.TestCase):
             tmp.cleanup()
 
 
+class FlagTest(unittest.TestCase):
+    """Mode flags that cannot work together are refused before anything runs."""
+
+    def _refused(self, args, message):
+        result = t.run_profcpu(["record", *args, "--", "true"], check=False)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(message, result.stderr)
+
+    def test_bad_combinations(self):
+        self._refused(["-mode", "sideways"], "unknown mode 'sideways'; modes: cpu, offcpu, wall")
+        self._refused(["-backend", "ebpf"], "unknown backend 'ebpf'; backends: perf, bpf")
+        self._refused(["-timestamps"], "-timestamps goes with -backend bpf")
+        self._refused(["-mode", "wall", "-event", "instructions"],
+                      "-mode wall weighs on-CPU samples by their time")
+
+
 class WithoutBpfTest(unittest.TestCase):
     """Capabilities dropped with capsh: each BPF mode says exactly what is
     missing and what to do; the perf backend keeps working."""
