@@ -126,5 +126,21 @@ TEST_F(RootedOpenTest, OpenPathDoesNotFollowAFinalSymlink) {
   EXPECT_TRUE(S_ISLNK(st.st_mode));
 }
 
+// /proc/self is not a magic link: seen from inside any root it still names
+// the reader, so a target's link to /proc/self/environ would have made profcpu
+// read its own environment (tests/integration/test_hostile.py plants one).
+TEST_F(RootedOpenTest, FilesOnProcAreRefused) {
+  ASSERT_EQ(::symlink("/proc/self/environ", (root_ + "/tmp/perf-5.map").c_str()), 0);
+  auto host = RootDir::Open("/");
+  ASSERT_TRUE(host.ok());
+  for (const std::string& path :
+       {std::string("/proc/self/environ"), std::string("/proc/self/status"),
+        root_ + "/tmp/perf-5.map"}) {
+    auto fd = (*host)->OpenFile(path);
+    EXPECT_EQ(fd.status().code(), absl::StatusCode::kPermissionDenied) << path;
+  }
+  EXPECT_TRUE((*host)->OpenFile(root_ + "/tmp/perf-1.map").ok());
+}
+
 }  // namespace
 }  // namespace profcpu::base
