@@ -91,16 +91,28 @@ INSTANTIATE_TEST_SUITE_P(Variants, DwarfVariantTest,
 
 // Guards the fixtures themselves: the variants are what their names say.
 TEST(DwarfSymbolsTest, VariantsReallyDiffer) {
+  // The version of the fixture's own unit (an instrumented build links
+  // runtime objects whose units come first).
   auto unit_version = [](const std::string& name) {
     base::UniqueFd fd(::open(testing::SymfixPath(name).c_str(), O_RDONLY | O_CLOEXEC));
     Dwarf* dwarf = dwarf_begin(fd.get(), DWARF_C_READ);
-    Dwarf_Half version = 0;
+    Dwarf_Half found = 0;
+    Dwarf_CU* cu = nullptr;
     Dwarf_CU* next = nullptr;
+    Dwarf_Half version = 0;
     uint8_t type;
     Dwarf_Die cudie, subdie;
-    if (dwarf != nullptr) dwarf_get_units(dwarf, nullptr, &next, &version, &type, &cudie, &subdie);
+    while (dwarf != nullptr &&
+           dwarf_get_units(dwarf, cu, &next, &version, &type, &cudie, &subdie) == 0) {
+      cu = next;
+      const char* unit_name = dwarf_diename(&cudie);
+      if (unit_name != nullptr && std::string(unit_name).find("symbols_fixture.cc") !=
+                                      std::string::npos) {
+        found = version;
+      }
+    }
     dwarf_end(dwarf);
-    return version;
+    return found;
   };
   EXPECT_EQ(unit_version("symfix_dwarf4"), 4);
   EXPECT_EQ(unit_version("symfix_dwarf5"), 5);
