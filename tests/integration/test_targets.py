@@ -52,7 +52,9 @@ class ContainerTest(unittest.TestCase):
                                 capture_output=True, text=True, timeout=900)
         if result.returncode != 0:
             raise AssertionError(f"building the images failed:\n{result.stderr}")
-        cls.base_image = result.stdout.split()[0]
+        # The sidecar image, not the bare base: it carries the sanitizer
+        # runtimes the fixtures need when the suite runs under ASan + UBSan.
+        cls.image = result.stdout.split()[1]
 
     def setUp(self):
         self.tmp = t.TempDir()
@@ -68,7 +70,8 @@ class ContainerTest(unittest.TestCase):
         # Two processes in the container: both must be profiled.
         command = (f"/fixtures/cpu_shares {seconds} & /fixtures/syscall_heavy {seconds} & wait")
         subprocess.run(["podman", "run", "-d", "--name", self.name, "--network", "none",
-                        "-v", f"{fixtures}:/fixtures:ro", self.base_image, "sh", "-c", command],
+                        "-v", f"{fixtures}:/fixtures:ro", "--entrypoint", "sh", self.image,
+                        "-c", command],
                        check=True, capture_output=True, timeout=120)
         return subprocess.run(["podman", "inspect", "--format", "{{.Id}}", self.name],
                               capture_output=True, text=True, check=True).stdout.strip()
