@@ -131,7 +131,9 @@ TEST(BpfSessionTest, CountsSamplesInTheKernel) {
         EXPECT_LT(ip, static_cast<uint64_t>(-4095)) << "a context marker in a stack";
       }
       // User frames are user addresses (below the kernel's half).
-      if (!t->kernel) EXPECT_LT(t->ips.front(), 1ull << 47);
+      if (!t->kernel) {
+        EXPECT_LT(t->ips.front(), 1ull << 47);
+      }
     }
     if (auto* s = std::get_if<recording::StackSample>(&r)) {
       EXPECT_EQ(s->tid, static_cast<uint32_t>(Tid()));
