@@ -13,6 +13,7 @@ packages=(
   linux-perf            # the comparison in bench/ and nothing else
   nodejs                # JIT perf-map tests (node --perf-basic-prof)
   python3 libxml2-utils zstd
+  python3-yaml           # containers/k8s/ manifests read by test_manifests
   libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
   podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
@@ -35,6 +36,21 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Kubernetes API schema, offline, for the manifests in containers/k8s/
+# (tests/integration/test_manifests.py): no Debian package ships it; the npm
+# package kubernetes-models does, as validators generated from the OpenAPI.
+k8s_models=/opt/profcpu-k8s
+if [ ! -f "$k8s_models/node_modules/kubernetes-models/package.json" ]; then
+  command -v npm >/dev/null 2>&1 || {
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
+  }
+  echo "setup: installing kubernetes-models into $k8s_models" >&2
+  mkdir -p "$k8s_models"
+  npm install --prefix "$k8s_models" --no-audit --no-fund --loglevel=error \
+    kubernetes-models@5.1.0 >/dev/null
 fi
 
 # BPF and tracepoint work (later modes) needs tracefs; harmless when present.
