@@ -64,6 +64,19 @@ TEST(FlameGraphVariantsTest, DifferentialColoursAndTitlesMatchFlamegraphPl) {
   EXPECT_EQ(Only(negated, "a").fill, "rgb(105,105,255)");
 }
 
+// "main;s 4 0" vanished, but its frame s lives on through "main;s;w": s
+// keeps the change of its own count, as flamegraph.pl shows it.
+TEST(FlameGraphVariantsTest, VanishedStackKeepsItsChangeOnAFrameStillDrawn) {
+  const fold::FoldedProfile profile =
+      Differential({{"main;s", 4, 0}, {"main;s;w", 1, 1}, {"main;x", 10, 10}});
+  const std::vector<Frame> frames = ParseFrames(Render(profile));
+  EXPECT_EQ(Only(frames, "s").title, "s (1 samples, 9.09%; -36.36%)");
+  EXPECT_EQ(Only(frames, "s").fill, "rgb(0,0,255)");
+  EXPECT_EQ(Only(frames, "w").title, "w (1 samples, 9.09%; 0.00%)");
+  EXPECT_EQ(Only(frames, "x").fill, "rgb(255,255,255)");
+  EXPECT_NEAR(Only(frames, "x").x, 117.27, 0.01);
+}
+
 TEST(FlameGraphVariantsTest, TotalAndFactorMatchFlamegraphPl) {
   FlameGraphOptions options;
   options.total = 8;

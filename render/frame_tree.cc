@@ -127,7 +127,10 @@ uint32_t FrameTree::Builder::NewNode(uint32_t parent, uint32_t name) {
 void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_t count,
                              int64_t delta) {
   if (options_.differential) tree_.max_delta_ = std::max(tree_.max_delta_, Magnitude(delta));
-  if (count == 0) return;
+  // A stack that vanished ("a;b 4 0") still carries its change: flamegraph.pl
+  // opens its frames with no width and keeps the delta on its last frame,
+  // which later stacks through that frame ("a;b;c 1 1") make visible.
+  if (count == 0 && (delta == 0 || !options_.differential)) return;
   std::vector<Node>& nodes = tree_.nodes_;
   uint32_t node = 0;
   size_t depth = 0;

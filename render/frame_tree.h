@@ -131,10 +131,11 @@ class FrameTree::Builder {
   Builder& operator=(const Builder&) = delete;
 
   // Adds a stack, frames root first; the views need live only for the
-  // call. Stacks with a zero count add nothing (but their delta still
-  // counts towards max_delta); counts that would overflow saturate.
-  // `delta` (differential trees) is added to the last frame's delta, as
-  // flamegraph.pl colours a frame by the change of its own count.
+  // call. Stacks with a zero count and no delta add nothing; counts that
+  // would overflow saturate. `delta` (differential trees) is added to the
+  // last frame's delta, as flamegraph.pl colours a frame by the change of
+  // its own count; a zero-count stack's frames are added with no width for
+  // it, so that a frame it shares with later stacks shows that change.
   void Add(absl::Span<const absl::string_view> frames, uint64_t count, int64_t delta = 0);
 
   // Starts keeping deltas (all zero so far), for input that turns out to be

@@ -173,10 +173,13 @@ TEST(FrameTreeTest, DifferentialKeepsEachFramesOwnChange) {
   for (size_t i = 0; i < profile.stacks.size(); ++i) profile.stacks[i].baseline = before[i];
   const FrameTree tree = FrameTree::Build(profile);
   ASSERT_TRUE(tree.differential());
-  EXPECT_EQ(Dump(tree), "all@0+35{m@0+35{a@5+20 b@25+10}}");
+  // "m;e 7 0" leaves e with no width, but with its change (flamegraph.pl's
+  // frame of no width), for a later "m;e;f" to show.
+  EXPECT_EQ(Dump(tree), "all@0+35{m@0+35{a@5+20 b@25+10 e@35+0}}");
   EXPECT_EQ(tree.delta(1), 0);    // m: "m 5 5"
   EXPECT_EQ(tree.delta(2), 10);   // a
   EXPECT_EQ(tree.delta(3), -20);  // b
+  EXPECT_EQ(tree.delta(4), -7);   // e
   // The scale is the largest change of one line, drawn or not.
   EXPECT_EQ(tree.max_delta(), 20u);
   EXPECT_FALSE(FrameTree::Build(Profile({{"a", 1}})).differential());
