@@ -2,8 +2,10 @@
 # Builds the container images the podman tests use, when they are missing:
 #   localhost/profcpu-base:bookworm  a Debian bookworm minbase rootfs (debootstrap),
 #                                    imported: no registry is needed
-#   localhost/profcpu:dev            the sidecar image around build/scripts/profcpu
-#                                    (rebuilt whenever that binary changed)
+#   localhost/profcpu:dev            the sidecar image around build/scripts/profcpu:
+#                                    containers/Dockerfile's `prebuilt` target, whose
+#                                    runtime stage is the released image's (rebuilt
+#                                    whenever that binary or the Dockerfile changed)
 # Also writes the containers.conf podman needs on this kind of kernel (runc,
 # lower ulimits) unless one exists. Usage: container-images.sh [BUILD_DIR]
 set -euo pipefail
@@ -32,13 +34,16 @@ fi
 
 binary=$build_dir/scripts/profcpu
 [ -x "$binary" ] || { echo "container-images: build profcpu first ($binary)" >&2; exit 1; }
-sum=$(sha256sum "$binary" | cut -c1-16)
+sum=$(cat "$binary" "$root/containers/Dockerfile" | sha256sum | cut -c1-16)
 if [ "$(podman image inspect --format '{{index .Labels "profcpu.binary"}}' "$sidecar" 2>/dev/null)" != "$sum" ]; then
   context=$(mktemp -d)
   cp "$binary" "$context/profcpu"
   echo "container-images: building $sidecar" >&2
+  # Building from source (the Dockerfile's default target) takes minutes more
+  # than the tests can spend: docs/containers.md, "Building the image".
   podman build -q --network host --build-arg "BASE=$base" --label "profcpu.binary=$sum" \
-    -f "$root/containers/Containerfile.prebuilt" -t "$sidecar" "$context" >/dev/null
+    --target prebuilt --build-context "profcpu-bin=$context" \
+    -f "$root/containers/Dockerfile" -t "$sidecar" "$context" >/dev/null
   rm -rf "$context"
 fi
 echo "$base $sidecar"
