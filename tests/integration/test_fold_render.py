@@ -147,25 +147,92 @@ class FlamegraphCommandTest(unittest.TestCase):
         self.assertNotIn("write_log_lines", svg)
         self.assertIn("parse_request", svg)
 
+    def test_every_graph_flag_takes_effect(self):
+        """flamegraph.pl's flags, each through the real command line."""
+        def svg(*args, data=self.FOLDED):
+            result = flamegraph(list(args), data)
+            self.assertEqual(result.returncode, 0, (args, result.stderr))
+            return result.stdout.decode()
+
+        def by_name(text):
+            return {f[0].split(" (")[0]: f for f in frames(text)}
+
+        plain = svg()
+        self.assertIn('>Sub Title</text>', svg("--subtitle", "Sub Title"))
+        self.assertIn('height="23.0"', svg("--height", "24"))
+        self.assertNotIn('height="23.0"', plain)
+        # --minwidth in pixels: 400 of 1180 px is 33.9 of 100 samples.
+        narrow = by_name(svg("--minwidth", "400"))
+        self.assertIn("compute", narrow)
+        self.assertNotIn("parse_request", narrow)
+        self.assertIn("parse_request", by_name(svg("--minwidth", "300")))
+        self.assertIn("mix_block (50 ms, 50.00%)", titles(svg("--countname", "ms")))
+        self.assertIn('data-name-type="Method:"', svg("--nametype", "Method:"))
+        self.assertIn("<!-- NOTES: my notes -->", svg("--notes", "my notes"))
+        # --total: 200 spans the width, so 50 samples take a quarter of it.
+        self.assertAlmostEqual(by_name(svg("--total", "200"))["mix_block"][3], 295, delta=0.02)
+        self.assertIn("mix_block (100 samples, 50.00%)", titles(svg("--factor", "2")))
+        # --flamechart keeps the input order (worker before logger); merged
+        # graphs sort siblings by name (logger first).
+        chart = svg("--flamechart")
+        self.assertIn(">Flame Chart</text>", chart)
+        self.assertLess(by_name(chart)["worker"][1], by_name(chart)["logger"][1])
+        self.assertGreater(by_name(plain)["worker"][1], by_name(plain)["logger"][1])
+
+        # Colours: every palette is accepted; the same name gets the same
+        # colour in another process; --hash colours differently, --random
+        # differs from run to run.
+        # JIT, kernel, Perl and .NET frames, for the palettes that tell them apart.
+        mixed = self.FOLDED + ("java;Ljava/lang/Thread;.run_[j];handler.js:12_[j];"
+                               "Perl_pp_entersub;main::handler;System.Linq.Sum()[PreJIT]_[p];"
+                               "MethodDesc::DoPrestub;do_syscall_64_[k] 10\n")
+        fills = {}
+        for palette in ["hot", "mem", "io", "wakeup", "chain", "java", "js", "perl", "dotnet",
+                        "red", "green", "blue", "aqua", "yellow", "purple", "orange"]:
+            fills[palette] = [f[4] for f in frames(svg("--colors", palette, data=mixed))]
+        self.assertEqual(plain, svg())
+        self.assertEqual(fills["hot"], [f[4] for f in frames(svg(data=mixed))])
+        for r, g, b in (map(int, re.findall(r"\d+", fill)) for fill in fills["blue"]):
+            self.assertGreater(b, r)
+        # All differ but wakeup (aqua) and chain (blue without waker frames).
+        self.assertEqual(fills["wakeup"], fills["aqua"])
+        self.assertEqual(fills["chain"], fills["blue"])
+        self.assertEqual(len({tuple(v) for v in fills.values()}), len(fills) - 2)
+        self.assertNotEqual([f[4] for f in frames(svg("--hash"))], [f[4] for f in frames(plain)])
+        self.assertNotEqual(svg("--random"), svg("--random"))
+        bad = flamegraph(["--colors", "rainbow"], self.FOLDED)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn(b"unknown palette", bad.stderr)
+
     def test_differential_from_profcpu_diff(self):
         tmp = tempfile.mkdtemp(prefix="profcpu-diff-")
         try:
             before = os.path.join(tmp, "before.folded")
             after = os.path.join(tmp, "after.folded")
             with open(before, "w") as f:
-                f.write("main;a 10\nmain;b 30\nmain;e 7\n")
+                f.write("main;a 10\nmain;b 30\nmain;e 7\nmain;f 4\n")
             with open(after, "w") as f:
-                f.write("main;a 20\nmain;b 10\nmain;c;d 5\n")
+                f.write("main;a 20\nmain;b 10\nmain;c;d 5\nmain;f;g 1\n")
             diff = subprocess.run([t.PROFCPU, "diff", before, after], capture_output=True,
                                   text=True, timeout=60)
             self.assertEqual(diff.returncode, 0, diff.stderr)
-            self.assertEqual(diff.stdout, "main;a 10 20\nmain;b 30 10\nmain;c;d 0 5\nmain;e 7 0\n")
+            self.assertEqual(diff.stdout, "main;a 10 20\nmain;b 30 10\nmain;c;d 0 5\nmain;e 7 0\n"
+                             "main;f 4 0\nmain;f;g 0 1\n")
             svg = flamegraph([], diff.stdout).stdout.decode()
             by_name = {f[0].split(" (")[0]: f for f in frames(svg)}
-            self.assertEqual(by_name["a"][0], "a (20 samples, 57.14%; +28.57%)")
+            self.assertEqual(by_name["a"][0], "a (20 samples, 55.56%; +27.78%)")
             self.assertEqual(by_name["a"][4], "rgb(255,105,105)")  # grew: red
             self.assertEqual(by_name["b"][4], "rgb(0,0,255)")      # shrank most: blue
             self.assertNotIn("e", by_name)                         # gone: no width
+            # f lost its own 4 samples; g, new, keeps it in the graph, and f
+            # shows its change as flamegraph.pl does.
+            self.assertEqual(by_name["f"][0], "f (1 samples, 2.78%; -11.11%)")
+            self.assertEqual(by_name["f"][4], "rgb(168,168,255)")
+            self.assertEqual(by_name["g"][0], "g (1 samples, 2.78%; +2.78%)")
+            negated = {f[0].split(" (")[0]: f for f in frames(
+                flamegraph(["--negate"], diff.stdout).stdout.decode())}
+            self.assertEqual(negated["b"][4], "rgb(255,0,0)")       # --negate: hues swap
+            self.assertEqual(negated["a"][0], "a (20 samples, 55.56%; -27.78%)")
         finally:
             shutil.rmtree(tmp)
 
