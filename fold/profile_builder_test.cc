@@ -199,6 +199,32 @@ TEST(ProfileBuilderTest, JitAddressesAreTimeResolved) {
   EXPECT_EQ(built->requests.size(), 4u);
 }
 
+// JIT code is looked up by (pid, address) whatever its mapping is called:
+// .NET 7+'s W^X double mapping is a memfd the runtime unlinks (REFERENCE.md
+// §2), V8's and older CoreCLR's code is anonymous. None is a module.
+TEST(ProfileBuilderTest, JitMappingsAreProcessAddressesWhateverTheirName) {
+  std::vector<Record> records = {
+      MakeHeader(),
+      Map(10, 0x7f0000000000, 0x10000, 0, "/memfd:doublemapper (deleted)"),
+      Map(10, 0x7f1000000000, 0x10000, 0, "//anon"),
+      SampleOf(10, 10, 5, {}, {0x7f0000000100}),
+      SampleOf(10, 10, 6, {}, {0x7f1000000200}),
+  };
+  auto built = Build(records, "memfd.rec");
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Profile& p = built->profile;
+  ASSERT_EQ(p.samples().size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Location& location = p.location(p.stack(p.samples()[i].stack)[0]);
+    EXPECT_EQ(location.code.kind, symbolize::CodeKind::kProcess) << i;
+    EXPECT_EQ(location.code.space, 10u) << i;
+  }
+  EXPECT_EQ(p.location(p.stack(p.samples()[0].stack)[0]).code.value, 0x7f0000000100u);
+  ASSERT_EQ(built->requests.size(), 2u);
+  EXPECT_EQ(built->requests[0].mapping_name, "/memfd:doublemapper (deleted)");
+  EXPECT_TRUE(built->modules.empty());
+}
+
 TEST(ProfileBuilderTest, DotNetImagesStayPerProcess) {
   std::vector<Record> records = {
       MakeHeader(),

@@ -277,6 +277,53 @@ TEST_F(SymbolizerTest, LocationsAlreadyInTheTableAreSkipped) {
   EXPECT_EQ(table_.Find(location)->frames[0].function, "from_snapshot");
 }
 
+// The Symbolizer searches for debug files in the target's root, then its own
+// root (SymbolizerOptions::own_root), then each symbol directory: one debug
+// file placed in each in turn names the stripped fixture, and nothing does
+// without one (module_symbolizer_test.cc covers each rule inside a root).
+TEST(SymbolizerSearchRootsTest, TargetRootOwnRootAndSymbolDirectories) {
+  const std::string dwarf5 = testing::SymfixPath("symfix_dwarf5");
+  const auto marker =
+      testing::ElfAddressToOffset(dwarf5, testing::ElfSymbolValue(dwarf5, "symfix_marker_blend"));
+  ASSERT_TRUE(marker.has_value());
+  const std::string debug = testing::ReadWholeFile(testing::SymfixPath("symfix_stripped.dbg"));
+  const CodeLocation location{CodeKind::kNative, 0, *marker};
+
+  // Where the debug file goes: 0 nowhere, 1 target, 2 own root, 3 -symbols DIR.
+  auto function_with_debug_file_in = [&](int place) -> std::string {
+    testing::ScratchDir target, own, symbols;
+    target.Write("app/symfix_stripped",
+                 testing::ReadWholeFile(testing::SymfixPath("symfix_stripped")));
+    const char* kGlobal = "usr/lib/debug/app/symfix_stripped.dbg";
+    if (place == 1) target.Write(kGlobal, debug);
+    if (place == 2) own.Write(kGlobal, debug);
+    if (place == 3) symbols.Write("app/symfix_stripped.dbg", debug);
+    FakeProcessFiles files;
+    auto root = base::RootDir::Open(target.path());
+    EXPECT_TRUE(root.ok()) << root.status();
+    if (!root.ok()) return "";
+    files.Add(kJitPid, *root, kJitPid);
+    std::vector<Module> modules(1);
+    modules[0].path = "/app/symfix_stripped";
+    modules[0].example_pid = kJitPid;
+    SymbolizerOptions options;
+    options.use_local_kallsyms = false;
+    options.own_root = own.path();
+    options.symbol_dirs = {symbols.path()};
+    SymbolTable table;
+    SymbolizeStats stats;
+    Symbolizer symbolizer(options, &files, &modules);
+    symbolizer.Resolve({{location, modules[0].path}}, &table, &stats);
+    const Symbolization* s = table.Find(location);
+    EXPECT_NE(s, nullptr);
+    return s == nullptr || s->frames.empty() ? "" : s->frames.back().function;
+  };
+  EXPECT_EQ(function_with_debug_file_in(0), "");
+  for (int place : {1, 2, 3}) {
+    EXPECT_THAT(function_with_debug_file_in(place), HasSubstr("symfix::Churn")) << place;
+  }
+}
+
 TEST_F(SymbolizerTest, WorksWithoutProcessFiles) {
   Symbolizer symbolizer(options_, nullptr, &modules_);
   symbolizer.Resolve({{{CodeKind::kNative, 0, 0x1000}, ""},
