@@ -24,8 +24,10 @@ absl::StatusOr<uint32_t> ParseCallgraph(absl::string_view value) {
 void AddCallgraphFlag(FlagSet* flags) {
   flags->Add("callgraph", "MODE", "fp",
              "how user stacks are walked: fp (frame pointers) or dwarf[,BYTES], which copies "
-             "BYTES (default 8192) of each sample's user stack and unwinds it from the target's "
-             ".eh_frame after collection, for code built without frame pointers");
+             "each sample's user registers and BYTES (default 8192, a multiple of 8 up to 65528) "
+             "of its user stack and unwinds them from the target's .eh_frame/.debug_frame right "
+             "after collection, for code built without frame pointers; -backend perf and -mode "
+             "cpu only; stacks cut short are counted in metadata.json (dwarf_unwinding)");
 }
 
 absl::Status ReadCallgraphFlag(const FlagSet& flags, collector::SamplerOptions* sampler) {
@@ -37,13 +39,15 @@ absl::Status ReadCallgraphFlag(const FlagSet& flags, collector::SamplerOptions* 
 
 void AddSymbolFlags(FlagSet* flags) {
   flags->Add("symbols", "DIR", "",
-             "a directory of debug files: a .build-id/ tree, /usr/lib/debug-style paths, or "
-             "files by debuglink or file name (as dotnet-symbol -o leaves them), matched by "
-             "build-id or debuglink CRC; repeatable. postprocess looks frames still unknown up "
-             "again");
+             "a directory of debug files, searched after the target's root and profcpu's own "
+             "(their /usr/lib/debug): a .build-id/ tree, /usr/lib/debug-style paths, or files by "
+             "debuglink or file name (as dotnet-symbol -o leaves them), matched by build-id or "
+             "debuglink CRC; repeatable. postprocess looks native frames still unknown up again "
+             "by the build-id the archive kept");
   flags->Add("strip-tiers", "", "",
              "drop the .NET tier annotation ([OptimizedTier1], [QuickJitted], [PreJIT]...) from "
-             "JIT frame names, so one method's tiers fold into one frame");
+             "JIT frame names in every output, so one method's tiers fold into one frame (the "
+             "archive keeps them: postprocess without it brings them back)");
 }
 
 void ReadSymbolFlags(const FlagSet& flags, PipelineOptions* pipeline) {
