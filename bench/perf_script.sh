@@ -10,17 +10,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 command -v perf >/dev/null || { echo "perf is required: apt-get install linux-perf" >&2; exit 1; }
 
-seconds=10
+# busy_stacks runs until it has used this much CPU time: 4999 Hz x 12 s is
+# 60k samples, unless the kernel lowered perf_event_max_sample_rate.
+seconds=12
 for attempt in 1 2 3 4; do
   perf record -q -F 4999 -g -o "$work/perf.data" -- "$workload" "$seconds" 2 >/dev/null 2>&1
   perf script -i "$work/perf.data" >"$out" 2>/dev/null
   samples=$(grep -c '^[^[:space:]#]' "$out" || true)
   bytes=$(stat -c %s "$out")
   if [ "$samples" -ge 50000 ] && [ "$bytes" -ge 30000000 ]; then
-    echo "input: $out, $((bytes / 1000000)) MB, $samples samples (perf record -F 4999 -g, ${seconds} s)" >&2
+    echo "input: $out, $((bytes / 1000000)) MB, $samples samples (perf record -F 4999 -g, ${seconds} s of CPU)" >&2
     exit 0
   fi
-  # A busy machine gives the workload less CPU: record for longer.
+  # Fewer samples than CPU time says (a throttled sample rate): run longer.
   seconds=$((seconds * 2))
 done
 echo "could not record 50,000 samples (last: $samples samples, $bytes bytes)" >&2
