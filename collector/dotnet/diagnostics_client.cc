@@ -81,13 +81,26 @@ absl::StatusOr<DiagnosticsTarget> FindDiagnosticsTarget(pid_t pid, const std::st
   auto root = base::RootDir::Open(absl::StrCat(proc, "/", pid, "/root"));
   if (!root.ok()) {
     if (absl::IsPermissionDenied(root.status())) {
+      // ptrace access (kernel/ptrace.c, __ptrace_may_access): same uids are not
+      // enough when the target's permitted capabilities exceed ours.
       return absl::PermissionDeniedError(absl::StrCat(
-          root.status().message(), "; reading another user's process needs CAP_SYS_PTRACE"));
+          root.status().message(),
+          "; reading a process that runs as another user, or holds capabilities profcpu "
+          "lacks (an app container's), needs CAP_SYS_PTRACE"));
     }
     return root.status();
   }
   target.root = *root;
   auto env = ProcessEnvironment::Read(pid, proc);
+  if (absl::IsPermissionDenied(env.status())) {
+    // /proc/PID/environ and /proc/PID/fd belong to the process's uid, mode
+    // 0400 and 0500 (fs/proc/base.c), and the runtime's socket is its owner's
+    // alone: even root needs CAP_DAC_OVERRIDE (a sidecar that dropped it).
+    return absl::PermissionDeniedError(absl::StrCat(
+        env.status().message(), "; process ", pid,
+        " runs as another user: profcpu needs CAP_DAC_OVERRIDE to read its /proc files and "
+        "connect to its .NET diagnostics socket"));
+  }
   std::string tmpdir = env.ok() ? env->TempDirectory() : "/tmp";
   auto names = target.root->ListDirectory(tmpdir);
   if (!names.ok()) return names.status();
