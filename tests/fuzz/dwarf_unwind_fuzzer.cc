@@ -9,7 +9,6 @@
 // saved registers and a stack cut short. Checks: no crash, at most
 // max_frames frames, the first frame is the sampled IP.
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -38,20 +37,29 @@ constexpr uint64_t kRegsMask = 0xff01ff;  // AX..IP and R8..R15, perf's order
 constexpr size_t kRegs = 17;
 constexpr size_t kIp = 8;
 
-// This process's executable mappings, as the recording's MMAP2 records say.
-symbolize::AddressSpaceTracker OwnMappings() {
-  symbolize::AddressSpaceTracker tracker;
+// This process's executable mappings, as the recording's MMAP2 records say,
+// and the top of the main thread's stack (the end of "[stack]"), where a
+// stack copy ends.
+struct OwnMaps {
+  symbolize::AddressSpaceTracker code;
+  uint64_t stack_top = 0;
+};
+
+OwnMaps ReadOwnMaps() {
+  OwnMaps own;
   auto maps = profcpu::base::ReadFileBounded("/proc/self/maps", 16 << 20);
   Check(maps.ok(), "cannot read /proc/self/maps");
   for (absl::string_view line : absl::StrSplit(*maps, '\n', absl::SkipEmpty())) {
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (f.size() < 5 || f[1].size() < 3 || f[1][2] != 'x') continue;
     std::vector<absl::string_view> bounds = absl::StrSplit(f[0], '-');
     uint64_t start = 0, end = 0, offset = 0;
-    if (bounds.size() != 2 || !absl::SimpleHexAtoi(bounds[0], &start) ||
-        !absl::SimpleHexAtoi(bounds[1], &end) || !absl::SimpleHexAtoi(f[2], &offset)) {
+    if (f.size() < 5 || f[1].size() < 3 || bounds.size() != 2 ||
+        !absl::SimpleHexAtoi(bounds[0], &start) || !absl::SimpleHexAtoi(bounds[1], &end) ||
+        !absl::SimpleHexAtoi(f[2], &offset)) {
       continue;
     }
+    if (f.size() > 5 && f[5] == "[stack]") own.stack_top = end;
+    if (f[1][2] != 'x') continue;
     recording::Mmap m;
     m.pid = static_cast<uint32_t>(getpid());
     m.start = start;
@@ -60,9 +68,9 @@ symbolize::AddressSpaceTracker OwnMappings() {
     if (!absl::SimpleAtoi(f[4], &m.inode)) m.inode = 0;
     m.prot = PROT_READ | PROT_EXEC;
     m.filename = f.size() > 5 ? std::string(f[5]) : "//anon";
-    tracker.OnMmap(m);
+    own.code.OnMmap(m);
   }
-  return tracker;
+  return own;
 }
 
 class OwnRoot : public symbolize::ProcessFiles {
@@ -85,7 +93,7 @@ recording::Sample g_base;
 
 // Registers and stack from here up, copied by the kernel through
 // /proc/self/mem (a memcpy of other frames would trip ASan's redzones).
-__attribute__((noinline)) void CaptureHere() {
+__attribute__((noinline)) void CaptureHere(uint64_t stack_top) {
   ucontext_t uc;
   getcontext(&uc);
   const greg_t* g = uc.uc_mcontext.gregs;
@@ -96,26 +104,20 @@ __attribute__((noinline)) void CaptureHere() {
                   REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15}) {
     g_base.user_regs.push_back(static_cast<uint64_t>(g[reg]));
   }
-  pthread_attr_t attr;
-  void* stack_addr = nullptr;
-  size_t stack_size = 0;
-  pthread_getattr_np(pthread_self(), &attr);
-  pthread_attr_getstack(&attr, &stack_addr, &stack_size);
-  pthread_attr_destroy(&attr);
   const uint64_t sp = static_cast<uint64_t>(g[REG_RSP]);
-  const uint64_t top = reinterpret_cast<uint64_t>(stack_addr) + stack_size;
-  size_t n = static_cast<size_t>(std::min<uint64_t>(recording::kMaxUserStack, top - sp));
+  Check(sp < stack_top, "not running on the main thread's stack");
+  size_t n = static_cast<size_t>(std::min<uint64_t>(recording::kMaxUserStack, stack_top - sp));
   g_base.user_stack.assign(n, '\0');
   profcpu::base::UniqueFd mem(::open("/proc/self/mem", O_RDONLY | O_CLOEXEC));
   ssize_t got = mem.valid() ? ::pread(mem.get(), g_base.user_stack.data(), n, static_cast<off_t>(sp))
                             : -1;
   g_base.user_stack.resize(got > 0 ? static_cast<size_t>(got) : 0);
 }
-__attribute__((noinline)) void Middle(int depth) {
+__attribute__((noinline)) void Middle(int depth, uint64_t stack_top) {
   if (depth == 0) {
-    CaptureHere();
+    CaptureHere(stack_top);
   } else {
-    Middle(depth - 1);
+    Middle(depth - 1, stack_top);
   }
   asm volatile("" ::: "memory");  // not a tail call: each level keeps its frame
 }
@@ -123,8 +125,8 @@ __attribute__((noinline)) void Middle(int depth) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool captured = (Middle(4), true);
-  static symbolize::AddressSpaceTracker* spaces = new symbolize::AddressSpaceTracker(OwnMappings());
+  static OwnMaps* own = new OwnMaps(ReadOwnMaps());
+  static const bool captured = (Middle(4, own->stack_top), true);
   static OwnRoot* files = new OwnRoot();
   static symbolize::DwarfUnwinder* unwinder = new symbolize::DwarfUnwinder(files);
   Check(captured && g_base.user_regs.size() == kRegs, "capturing the base sample failed");
@@ -142,7 +144,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       sample.user_stack[offset - reg_bytes] = static_cast<char>(data[i + 2]);
     }
   }
-  symbolize::UnwoundStack stack = unwinder->Unwind(sample, kRegsMask, *spaces);
+  symbolize::UnwoundStack stack = unwinder->Unwind(sample, kRegsMask, own->code);
   Check(stack.ips.size() <= symbolize::DwarfUnwinderOptions().max_frames,
         "more frames than max_frames");
   Check(stack.ips.empty() || stack.ips[0] == sample.user_regs[kIp],
