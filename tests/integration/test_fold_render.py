@@ -100,6 +100,22 @@ class FoldTestdataTest(unittest.TestCase):
         self.assertEqual(twice.stdout, fold(["-"], data + data).stdout)
         self.assertNotEqual(twice.stdout, from_file.stdout)
 
+    def test_event_filter(self):
+        """--event-filter (not in the expected outputs): this input has 333
+        instructions samples, then 111 cycles samples, without periods."""
+        source = os.path.join(TESTDATA, "input", "perf-cycles-instructions-01.txt")
+
+        def total(args):
+            result = fold(args + [source])
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return sum(int(line.rsplit(b" ", 1)[1]) for line in result.stdout.splitlines())
+
+        self.assertEqual(total([]), 333)  # the first event met
+        self.assertEqual(total(["--event-filter", "instructions"]), 333)
+        self.assertEqual(total(["--event-filter", "cycles"]), 111)
+        self.assertEqual(total(["--event-filter", "cycles", "--tid", "--all"]), 111)
+        self.assertEqual(total(["--event-filter", "page-faults"]), 0)
+
     def test_errors(self):
         missing = fold(["/nonexistent/perf.txt"])
         self.assertEqual(missing.returncode, 1)
