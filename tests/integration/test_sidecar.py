@@ -209,6 +209,11 @@ class OtherUserAppTest(unittest.TestCase):
         self.assertNotIn("turned perf maps on", run_log(run_dir))
 
 
+def stop_app(proc):
+    proc.kill()
+    proc.communicate(timeout=60)
+
+
 def all_capabilities_but(keep):
     with open("/proc/sys/kernel/cap_last_cap") as f:
         last = int(f.read())
@@ -242,7 +247,7 @@ class HostLeastPrivilegeTest(test_dotnet.DotnetCase):
             result = self.collect_with_only(
                 {"cap_perfmon", "cap_sys_ptrace", "cap_syslog", "cap_dac_override"}, app.pid)
         finally:
-            t.stop(app)
+            stop_app(app)
         self.assertEqual(result.returncode, 0, result.stderr)
         run_dir = result.stdout.strip()
         self.assertIn(f"turned perf maps on for .NET process {app.pid}", run_log(run_dir))
@@ -254,7 +259,7 @@ class HostLeastPrivilegeTest(test_dotnet.DotnetCase):
             result = self.collect_with_only({"cap_perfmon", "cap_sys_ptrace", "cap_syslog"},
                                             app.pid)
         finally:
-            t.stop(app)
+            stop_app(app)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("runs as another user: profcpu needs CAP_DAC_OVERRIDE", result.stderr)
 
@@ -264,7 +269,7 @@ class HostLeastPrivilegeTest(test_dotnet.DotnetCase):
             result = self.collect_with_only(
                 {"cap_perfmon", "cap_sys_ptrace", "cap_dac_override"}, app.pid)
         finally:
-            t.stop(app)
+            stop_app(app)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("run with CAP_SYSLOG", result.stderr)
         profile = dn.Profile(result.stdout.strip(), app.pid)
