@@ -7,6 +7,7 @@ host, must fail or degrade with a message that names what is missing."""
 
 import os
 import shutil
+import signal
 import subprocess
 import time
 import unittest
@@ -96,6 +97,36 @@ class HelperTest(test_dotnet.DotnetCase):
         with open(os.path.join(run_dir, "folded_stacks.out"), "rb") as a, \
                 open(os.path.join(laptop, "folded_stacks.out"), "rb") as b:
             self.assertEqual(a.read(), b.read())
+
+    def test_interrupt_keeps_what_was_sampled(self):
+        app = AppContainer(self.base_image, f"profcpu-helper-int-{os.getpid()}", 90)
+        out = os.path.join(self.tmp.path, "profilings")
+        try:
+            helper = subprocess.Popen(
+                [HELPER, "-c", app.name, "-duration", "60", "-image", self.sidecar_image,
+                 "-out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # Interrupt once profcpu has started sampling.
+            deadline = time.monotonic() + 120
+            seen = ""
+            while "profiling pid 1" not in seen and time.monotonic() < deadline:
+                line = helper.stderr.readline()
+                if not line:
+                    break
+                seen += line
+            self.assertIn("profiling pid 1", seen)
+            time.sleep(2)
+            helper.send_signal(signal.SIGINT)
+            stdout, stderr = helper.communicate(timeout=120)
+        finally:
+            app.stop()
+        self.assertEqual(helper.returncode, 0, seen + stderr)
+        run_dir = stdout.strip()
+        self.assertTrue(os.path.exists(os.path.join(run_dir, "prof.tar.gz")), stderr)
+        self.assertIn("collection stopped", run_log(run_dir))
+        self.assertNotIn("collection stopped (duration)", run_log(run_dir))
+        left = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"],
+                              capture_output=True, text=True).stdout
+        self.assertNotIn(f"profcpu-sidecar-{helper.pid}", left)
 
     def test_helper_errors_name_the_problem(self):
         cases = [
