@@ -111,6 +111,21 @@ class ExportsTest(unittest.TestCase):
         self.assertGreater(len(headers), 100)
         self.assertTrue(any(line.startswith("demo-worker-1 ") for line in headers))
 
+    def test_profcpu_fold_reads_perf_script_out(self):
+        """`profcpu fold` on the run's perf_script.out gives the stacks of
+        folded_stacks.out; its counts are the periods (stackcollapse-perf.pl
+        sums them), one cpu-clock period per sample."""
+        result = subprocess.run([t.PROFCPU, "fold", os.path.join(self.run_dir, "perf_script.out")],
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        folded = {}
+        for line in result.stdout.splitlines():
+            stack, _, count = line.rpartition(" ")
+            folded[tuple(stack.split(";"))] = int(count)
+        self.assertEqual(set(folded), set(self.folded))
+        self.assertEqual({folded[stack] / samples for stack, samples in self.folded.items()},
+                         {1e9 // 499})
+
     def test_graph_flags_apply(self):
         with open(os.path.join(self.run_dir, "flamegraph.svg"), encoding="utf-8") as f:
             svg = f.read()
