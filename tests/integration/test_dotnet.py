@@ -48,6 +48,16 @@ class DotnetCase(unittest.TestCase):
     def collect(self, pid, extra=()):
         return t.collect(pid, self.tmp.path, duration=4, freq=199, extra=extra)
 
+    def assert_archive_alone_postprocesses_the_same(self, run_dir):
+        """The run's prof.tar.gz alone, on the host, outside any container."""
+        elsewhere = os.path.join(self.tmp.path, "laptop")
+        os.makedirs(elsewhere)
+        shutil.copy(os.path.join(run_dir, "prof.tar.gz"), elsewhere)
+        t.run_profcpu(["postprocess", "-dir", elsewhere])
+        with open(os.path.join(run_dir, "folded_stacks.out"), "rb") as a, \
+                open(os.path.join(elsewhere, "folded_stacks.out"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
 
 class SameNamespaceTest(DotnetCase):
     def test_perf_maps_on_from_the_start(self):
@@ -172,14 +182,7 @@ class PodmanSidecarTest(DotnetCase):
         # Inside the shared PID namespace the app is pid 1.
         self.assert_good_profile(run_dir, 1)
         self.assertNotEqual(host_pid, 1)
-        # The archive alone, on the host, outside any container.
-        elsewhere = os.path.join(self.tmp.path, "laptop")
-        os.makedirs(elsewhere)
-        shutil.copy(os.path.join(run_dir, "prof.tar.gz"), elsewhere)
-        t.run_profcpu(["postprocess", "-dir", elsewhere])
-        with open(os.path.join(run_dir, "folded_stacks.out"), "rb") as a, \
-                open(os.path.join(elsewhere, "folded_stacks.out"), "rb") as b:
-            self.assertEqual(a.read(), b.read())
+        self.assert_archive_alone_postprocesses_the_same(run_dir)
 
     def test_sidecar_without_shared_tmp(self):
         self.run_case(shared_tmp=False)

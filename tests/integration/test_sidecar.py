@@ -89,14 +89,7 @@ class HelperTest(test_dotnet.DotnetCase):
         left = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"],
                               capture_output=True, text=True).stdout
         self.assertNotIn("profcpu-sidecar-", left)
-        # The archive alone, on the host, outside any container.
-        laptop = os.path.join(self.tmp.path, "laptop")
-        os.makedirs(laptop)
-        shutil.copy(os.path.join(run_dir, "prof.tar.gz"), laptop)
-        t.run_profcpu(["postprocess", "-dir", laptop])
-        with open(os.path.join(run_dir, "folded_stacks.out"), "rb") as a, \
-                open(os.path.join(laptop, "folded_stacks.out"), "rb") as b:
-            self.assertEqual(a.read(), b.read())
+        self.assert_archive_alone_postprocesses_the_same(run_dir)
 
     def test_interrupt_keeps_what_was_sampled(self):
         app = AppContainer(self.base_image, f"profcpu-helper-int-{os.getpid()}", 90)
