@@ -180,6 +180,15 @@ class ExportsTest(unittest.TestCase):
         self.assertEqual(sum(kept), total, kept)
         self.assertGreater(kept[1], 0, kept)
 
+        # -pid of the recorded process: every sample kept.
+        with open(os.path.join(self.run_dir, "perf_script.out"), encoding="utf-8") as f:
+            pids = {line.split()[1].split("/")[0] for line in f
+                    if line and line[0] not in "#\t\n"}
+        self.assertEqual(len(pids), 1, pids)
+        copy = self.copy_run()
+        t.run_profcpu(["postprocess", "-dir", copy, "-pid", pids.pop()])
+        self.assertEqual(t.read_folded(os.path.join(copy, "folded_stacks.out")), self.folded)
+
         # -pid of another process: nothing left, said so.
         copy = self.copy_run()
         result = t.run_profcpu(["postprocess", "-dir", copy, "-pid", "1"])
