@@ -18,6 +18,7 @@ packages=(
   podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
   libclang-rt-14-dev libxml2-dev  # libFuzzer for clang 14, and the flame graph fuzzer's XML check
+  libtsan2                # ThreadSanitizer's runtime for g++ (scripts/tsan.sh)
 )
 
 missing=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the whole suite (unit and integration,
 # real perf events on real processes) with ctest, then all of it again built
-# with AddressSanitizer + UndefinedBehaviorSanitizer, then runs every fuzz
-# target briefly, then checks that `cmake --install` yields a working profcpu.
+# with AddressSanitizer + UndefinedBehaviorSanitizer, then the collector under
+# ThreadSanitizer, then runs every fuzz target briefly, then checks that
+# `cmake --install` yields a working profcpu.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -18,6 +19,11 @@ echo "== all tests again under ASan + UBSan"
 BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j 2
+
+# The collector and the unit tests that start threads under ThreadSanitizer,
+# with real record/collect runs (only the targets it needs are built).
+echo "== collector under ThreadSanitizer"
+TSAN_BUILD_DIR=$root/build-tsan bash scripts/tsan.sh
 
 # Every parser's fuzz target, briefly (scripts/fuzz.sh builds them with clang);
 # a find fails the run and leaves its input in build-fuzz/fuzz-crashes/.
