@@ -199,8 +199,16 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
       MakeHeader(options, sampler_options, target->Description(), result.start_time_ns)));
 
   if (pid > 0 && roots.Add(pid) == nullptr) {
-    result.warnings.push_back(absl::StrCat("cannot open the root of process ", pid,
-                                           "; its files cannot be read"));
+    const absl::Status& why = roots.last_error();
+    // ptrace access mode (kernel/ptrace.c): another uid, or a process holding
+    // capabilities profcpu lacks, as every app container does.
+    result.warnings.push_back(absl::StrCat(
+        "cannot open the root of process ", pid, " (", why.message(),
+        "); its files cannot be read and its native and JIT frames stay unnamed",
+        absl::IsPermissionDenied(why)
+            ? ": reading a process that runs as another user or holds capabilities profcpu "
+              "lacks needs CAP_SYS_PTRACE"
+            : ""));
   }
   PROFCPU_RETURN_IF_ERROR(target->Attach(sampler.get()));
   if (command_mode) {

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+
 #include "absl/strings/str_cat.h"
 
 namespace profcpu::collector {
@@ -12,14 +14,20 @@ std::shared_ptr<base::RootDir> ProcessRoots::Add(pid_t pid) {
   std::string path = absl::StrCat("/proc/", pid, "/root");
   // stat() follows the /proc magic link to the root directory itself.
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return nullptr;
+  if (::stat(path.c_str(), &st) != 0) {
+    last_error_ = absl::ErrnoToStatus(errno, path);
+    return nullptr;
+  }
   std::pair<uint64_t, uint64_t> identity(st.st_dev, st.st_ino);
   std::shared_ptr<base::RootDir> root;
   if (auto it = by_identity_.find(identity); it != by_identity_.end()) {
     root = it->second;
   } else {
     auto opened = base::RootDir::Open(path);
-    if (!opened.ok()) return nullptr;
+    if (!opened.ok()) {
+      last_error_ = opened.status();
+      return nullptr;
+    }
     root = *opened;
     by_identity_.emplace(identity, root);
   }

@@ -12,20 +12,24 @@
 #include <memory>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "collector/base/rooted_open.h"
 
 namespace profcpu::collector {
 
 class ProcessRoots {
  public:
-  // Opens (or reuses) the root of `pid`; nullptr if it cannot be opened.
+  // Opens (or reuses) the root of `pid`; nullptr if it cannot be opened,
+  // with the reason in last_error().
   std::shared_ptr<base::RootDir> Add(pid_t pid);
+  const absl::Status& last_error() const { return last_error_; }
   bool Contains(pid_t pid) const { return by_pid_.contains(static_cast<uint32_t>(pid)); }
   const std::map<uint32_t, std::shared_ptr<base::RootDir>>& by_pid() const { return by_pid_; }
 
  private:
   std::map<uint32_t, std::shared_ptr<base::RootDir>> by_pid_;
   std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<base::RootDir>> by_identity_;
+  absl::Status last_error_;
 };
 
 }  // namespace profcpu::collector

@@ -1,14 +1,10 @@
 #include "collector/base/errno_status.h"
 
-#include <cstring>
-
-#include "absl/strings/str_cat.h"
-
 namespace profcpu::base {
 
 absl::Status ErrnoStatus(int error_number, absl::string_view context) {
-  return absl::ErrnoToStatus(error_number,
-                             absl::StrCat(context, ": ", std::strerror(error_number)));
+  // absl::ErrnoToStatus appends ": strerror(error_number)" itself.
+  return absl::ErrnoToStatus(error_number, context);
 }
 
 }  // namespace profcpu::base

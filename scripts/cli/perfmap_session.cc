@@ -38,7 +38,10 @@ bool PerfMapSession::Handle(pid_t pid, Watched* watched) {
     auto target = dotnet::FindDiagnosticsTarget(pid);
     if (absl::IsNotFound(target.status())) return false;  // not (yet) a .NET runtime
     if (!target.ok()) {
-      log_->Warn(absl::StrCat("cannot reach the .NET diagnostics socket of process ", pid, ": ",
+      // Out of reach, it cannot even be told whether it runs .NET at all.
+      log_->Warn(absl::StrCat("cannot check process ", pid,
+                              " for a .NET runtime (if it is one, its JIT frames may stay "
+                              "unnamed): ",
                               target.status().message()));
       return true;
     }
