@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "collector/base/errno_status.h"
 #include "collector/base/unique_fd.h"
 #include "symbolize/demangle.h"
@@ -26,6 +27,33 @@ constexpr uint32_t kNoFunction = UINT32_MAX;
 bool LibelfReady() {
   static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
   return ready;
+}
+
+// libdw (elfutils 0.188) takes strings from .debug_str and .debug_line_str
+// with strlen after checking only their offsets: a section whose last string
+// lacks its NUL makes it read past the section (found by elf_symbols_fuzzer).
+// Called after dwarf_begin_elf, which has decompressed the sections in place.
+bool StringSectionsAreTerminated(Elf* elf) {
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0) return false;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr) return false;
+    const char* name = elf_strptr(elf, names, header.sh_name);
+    if (name == nullptr || header.sh_type == SHT_NOBITS) continue;
+    absl::string_view section(name);
+    // .debug_str, .zdebug_str (old GNU compression), .debug_str.dwo, ...
+    if (!absl::ConsumePrefix(&section, ".z")) absl::ConsumePrefix(&section, ".");
+    absl::ConsumeSuffix(&section, ".dwo");
+    if (section != "debug_str" && section != "debug_line_str") continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr) return false;
+    if (data->d_size > 0 &&
+        (data->d_buf == nullptr || static_cast<const char*>(data->d_buf)[data->d_size - 1] != 0)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Tags whose children may hold function definitions or inlined calls. Types,
@@ -328,6 +356,12 @@ absl::StatusOr<std::unique_ptr<DwarfSymbols>> DwarfSymbols::FromFd(int fd, absl:
     int error = dwarf_errno();
     elf_end(elf);
     return absl::NotFoundError(absl::StrCat(what, " has no usable DWARF: ", dwarf_errmsg(error)));
+  }
+  if (!StringSectionsAreTerminated(elf)) {
+    dwarf_end(dwarf);
+    elf_end(elf);
+    return absl::DataLossError(absl::StrCat(
+        what, " has malformed DWARF string sections (a string runs off the end): DWARF not used"));
   }
   auto impl = std::make_unique<Impl>(std::move(own), elf, dwarf, std::string(what), limits);
   impl->IndexUnits();
