@@ -158,6 +158,10 @@ void AppendSampleHeader(absl::string_view comm, const Sample& sample, absl::stri
                         int event_width, std::string* out) {
   char buffer[128];
   out->append(comm.data(), comm.size());
+  // stackcollapse-perf.pl's and our reader's header pattern, /^(\S.+?)\s+(\d+)/,
+  // takes at least two bytes of comm: after a one-byte comm a pid too wide
+  // for %5d's padding ("a 400549/...") would be read as part of the comm.
+  if (comm.size() < 2 && sample.pid >= 10000) out->push_back(' ');
   // perf prints pid, tid and cpu as int.
   int n = std::snprintf(buffer, sizeof(buffer), " %5d/%-5d [%03d] %5" PRIu64 ".%06" PRIu64
                         ": %10" PRIu64 " ",

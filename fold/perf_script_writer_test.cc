@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "fold/perf_script_reader.h"
 #include "fold/profile_test_util.h"
@@ -114,6 +115,23 @@ TEST(PerfScriptWriterTest, EveryLineParsesForFlameScopeAndStackcollapse) {
       EXPECT_EQ(header.event, "cpu-clock");
     }
   }
+}
+
+// A one-byte comm before a pid wider than %5d pads ("a 4194303/...") would
+// be read as part of a longer comm by the /^(\S.+?)\s+(\d+)/ header pattern.
+TEST(PerfScriptWriterTest, OneByteCommWithAWidePidReadsBack) {
+  ProfileMaker m;
+  uint32_t u1 = m.Location(0x400000, false, "/usr/bin/a", {{"main", 0}});
+  m.Sample("a", 4194303, 4194303, 1, 1000000, 1, "cpu-clock", {u1});
+  const std::string text = FormatPerfScript(m.profile());
+  HeaderLine header;
+  FrameLine frame;
+  const std::string line = text.substr(0, text.find('\n'));
+  ASSERT_EQ(ClassifyLine(line, &header, &frame), LineKind::kHeader);
+  EXPECT_EQ(absl::StripTrailingAsciiWhitespace(header.comm), "a");
+  EXPECT_EQ(header.pid, "4194303");
+  EXPECT_EQ(header.tid, "4194303");
+  ExpectFlameScopeParses(text);
 }
 
 TEST(PerfScriptWriterTest, CommentBlockAndPaddedEvents) {
