@@ -2,15 +2,7 @@
 # SKIP_BUILD), makes a scratch folder and the benchmark input, and defines
 # `measure`. Sets: root, build, profcpu, work, script (the perf script text:
 # $PERF_SCRIPT if given, else a fresh one from bench/perf_script.sh).
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
-if [ -z "${SKIP_BUILD:-}" ]; then
-  bash "$root/scripts/setup.sh"
-  BUILD_DIR=$build bash "$root/scripts/build.sh" >/dev/null
-fi
-profcpu=$build/scripts/profcpu
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/build_setup.sh"
 script=${PERF_SCRIPT:-$work/perf.txt}
 [ -n "${PERF_SCRIPT:-}" ] || bash "$root/bench/perf_script.sh" "$script" "$build/bench/busy_stacks"
 

@@ -10,15 +10,7 @@
 #      each with its cold start beside it.
 #   bash bench/symbolize.sh            (SKIP_BUILD=1 to reuse build/)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
-if [ -z "${SKIP_BUILD:-}" ]; then
-  bash "$root/scripts/setup.sh"
-  BUILD_DIR=$build bash "$root/scripts/build.sh" >/dev/null
-fi
-profcpu=$build/scripts/profcpu
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/build_setup.sh"
 seconds() { python3 -c 'import time; print(time.monotonic())'; }
 
 echo "== the symbolizer alone, on $(basename "$profcpu")"
