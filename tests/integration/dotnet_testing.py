@@ -118,9 +118,12 @@ def read_samples(run_dir):
 
 def is_managed_module(module):
     """Frames of managed code: JIT memory (named by the perf map or jitdump)
-    and precompiled code in assembly images."""
+    and precompiled code in assembly images. Not "[unknown]": an address in
+    no mapping at all is not code, it is what a frame-pointer walk reads past
+    a libc function built without frame pointers (the runtime's own file
+    writes, for one), and perf shows the same."""
     return ("/memfd:" in module or module.startswith("/tmp/perf-") or
-            module.endswith(".dll") or module in ("//anon", "[unknown]"))
+            module.endswith(".dll") or module == "//anon")
 
 
 class Profile:
@@ -144,10 +147,15 @@ class Profile:
         self.coreclr_named = collections.Counter()
         self.kernel = self.kernel_named = 0
         self.unknown_in_hot_stacks = 0
+        self.unmapped = 0
         for frames in self.samples:
             hot = any(HOT_METHOD in n for n, _ in frames)
             for name, module in frames:
                 unknown = name.startswith("[unknown]")
+                if module == "[unknown]":
+                    # Off the end of a frame-pointer walk; the hot path has none.
+                    self.unmapped += 1
+                    self.unknown_in_hot_stacks += 1 if hot else 0
                 if module == "[kernel.kallsyms]":
                     self.kernel += 1
                     self.kernel_named += 0 if unknown else 1
@@ -163,5 +171,5 @@ class Profile:
         return (f"{self.total} samples, {len(self.hot)} in {HOT_METHOD} "
                 f"({self.hot_with_managed_caller} with a managed caller), managed frames "
                 f"{sum(self.managed.values())} ({sum(self.managed_unknown.values())} unknown: "
-                f"{self.managed_unknown.most_common(3)}), libcoreclr named "
+                f"{self.managed_unknown.most_common(3)}), {self.unmapped} in no mapping, libcoreclr named "
                 f"{self.coreclr_named.most_common(3)}, kernel {self.kernel_named}/{self.kernel}")
