@@ -1,12 +1,19 @@
 #include "collector/proc/cgroup.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "collector/base/errno_status.h"
 #include "collector/base/file_io.h"
 
 namespace profcpu::collector {
@@ -55,6 +62,42 @@ absl::StatusOr<std::string> CgroupV2Mount() {
   return absl::NotFoundError(
       "no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified; container profiling "
       "needs cgroup v2 (mount it, or profile the container's processes with -pid)");
+}
+
+absl::StatusOr<CgroupIdentity> CgroupIdentityOf(const std::string& dir) {
+  auto mount = CgroupV2Mount();
+  if (!mount.ok()) return mount.status();
+  char real_dir[PATH_MAX];
+  char real_mount[PATH_MAX];
+  if (::realpath(dir.c_str(), real_dir) == nullptr) {
+    return base::ErrnoStatus(errno, absl::StrCat("cgroup ", dir));
+  }
+  if (::realpath(mount->c_str(), real_mount) == nullptr) {
+    return base::ErrnoStatus(errno, absl::StrCat("cgroup v2 mount ", *mount));
+  }
+  absl::string_view inside = real_dir;
+  if (!absl::ConsumePrefix(&inside, real_mount) || (!inside.empty() && inside[0] != '/')) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir, " is not a cgroup: it is outside the cgroup v2 hierarchy at ", *mount));
+  }
+  CgroupIdentity identity;
+  for (absl::string_view part : absl::StrSplit(inside, '/', absl::SkipEmpty())) {
+    (void)part;
+    ++identity.level;
+  }
+  // The kernfs file handle of a cgroup directory is its 64-bit id (perf and
+  // bpftool read it the same way).
+  struct {
+    struct file_handle handle;
+    unsigned char bytes[sizeof(uint64_t)];
+  } id_handle;
+  id_handle.handle.handle_bytes = sizeof(uint64_t);
+  int mount_id = 0;
+  if (::name_to_handle_at(AT_FDCWD, real_dir, &id_handle.handle, &mount_id, 0) != 0) {
+    return base::ErrnoStatus(errno, absl::StrCat("the id of cgroup ", dir));
+  }
+  std::memcpy(&identity.id, id_handle.handle.f_handle, sizeof(identity.id));
+  return identity;
 }
 
 }  // namespace profcpu::collector

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -24,6 +25,17 @@ absl::StatusOr<std::string> ReadProcCgroup(pid_t pid, const std::string& proc = 
 // Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on unified hosts,
 // /sys/fs/cgroup/unified on hybrid ones. NotFound if neither.
 absl::StatusOr<std::string> CgroupV2Mount();
+
+// How the kernel knows a cgroup v2 directory: its id (what BPF's
+// bpf_get_current_cgroup_id returns for a task in it) and its depth below
+// the v2 root (the root is 0).
+struct CgroupIdentity {
+  uint64_t id = 0;
+  uint32_t level = 0;
+};
+
+// InvalidArgument when `dir` is not a directory of the cgroup v2 hierarchy.
+absl::StatusOr<CgroupIdentity> CgroupIdentityOf(const std::string& dir);
 
 }  // namespace profcpu::collector
 

@@ -1,6 +1,11 @@
 #include "collector/proc/cgroup.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "gtest/gtest.h"
 
@@ -34,6 +39,33 @@ TEST(CgroupTest, ThisMachineHasAV2Hierarchy) {
   auto text = ReadProcCgroup(::getpid());
   ASSERT_TRUE(text.ok());
   EXPECT_FALSE(CgroupV2Path(*text).empty());
+}
+
+// Needs root and a cgroup v2 hierarchy, as container profiling does (the
+// suite runs as root; CI machines have cgroup v2).
+TEST(CgroupTest, IdentityIsTheDirectorysIdAndDepth) {
+  auto mount = CgroupV2Mount();
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  auto root = CgroupIdentityOf(*mount);
+  ASSERT_TRUE(root.ok()) << root.status();
+  EXPECT_EQ(root->level, 0u);
+  EXPECT_EQ(root->id, 1u);  // the root cgroup's id
+
+  std::string parent = absl::StrCat(*mount, "/profcpu-unit-", ::getpid());
+  std::string child = parent + "/child";
+  ASSERT_EQ(::mkdir(parent.c_str(), 0755), 0) << parent;
+  ASSERT_EQ(::mkdir(child.c_str(), 0755), 0) << child;
+  auto identity = CgroupIdentityOf(child + "/");
+  struct stat st;
+  ASSERT_EQ(::stat(child.c_str(), &st), 0);
+  ::rmdir(child.c_str());
+  ::rmdir(parent.c_str());
+  ASSERT_TRUE(identity.ok()) << identity.status();
+  EXPECT_EQ(identity->level, 2u);
+  EXPECT_EQ(identity->id, static_cast<uint64_t>(st.st_ino));  // kernfs: the id is the inode
+
+  auto outside = CgroupIdentityOf("/tmp");
+  EXPECT_TRUE(absl::IsInvalidArgument(outside.status())) << outside.status();
 }
 
 }  // namespace
