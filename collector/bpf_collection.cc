@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "collector/base/status_macros.h"
 #include "collector/perf/perf_event.h"
+#include "collector/proc/cgroup.h"
 
 namespace profcpu::collector {
 namespace {
@@ -18,7 +19,7 @@ constexpr uint64_t kCountIntervalNs = 1'000'000'000;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
-    const BpfCollectionOptions& options, SamplerOptions* sampler) {
+    const BpfCollectionOptions& options, const OffCpuScope& scope, SamplerOptions* sampler) {
   const bool offcpu = options.mode != ProfileMode::kCpu;
   const bool oncpu = options.mode != ProfileMode::kOffCpu && options.backend == SamplingBackend::kBpf;
   if (!offcpu && !oncpu) return nullptr;
@@ -28,6 +29,14 @@ absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
   bpf.oncpu = oncpu;
   bpf.timestamps = options.timestamps;
   bpf.kernel_stacks = sampler->kernel_stacks;
+  if (scope.all_processes) {
+    bpf.scope = PROFCPU_SCOPE_ALL;
+  } else if (!scope.cgroup_dir.empty()) {
+    PROFCPU_ASSIGN_OR_RETURN(CgroupIdentity cgroup, CgroupIdentityOf(scope.cgroup_dir));
+    bpf.scope = PROFCPU_SCOPE_CGROUP;
+    bpf.cgroup_id = cgroup.id;
+    bpf.cgroup_level = cgroup.level;
+  }
   // The stack map refuses a depth above kernel.perf_event_max_stack.
   bpf.max_stack_depth = std::clamp(PerfEventMaxStack(), 1, 127);
   bpf.what = oncpu && !offcpu ? "-backend bpf"
@@ -51,7 +60,7 @@ absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
 absl::Status BpfCollection::TrackProcess(pid_t pid, uint64_t since_ns) {
   if (options_.mode == ProfileMode::kCpu) return absl::OkStatus();
   session_->IgnoreStaysBefore(since_ns);
-  return session_->TrackProcess(pid);
+  return pid > 0 ? session_->TrackProcess(pid) : absl::OkStatus();
 }
 
 absl::Status BpfCollection::Poll(uint64_t now_ns, bool final, RecordOrderer* orderer) {

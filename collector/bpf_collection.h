@@ -35,16 +35,25 @@ struct BpfCollectionOptions {
   bool timestamps = false;
 };
 
+// Whose off-CPU time is recorded: the processes TrackProcess names (and
+// their children) when neither field is set.
+struct OffCpuScope {
+  std::string cgroup_dir;  // a cgroup v2 directory: every task in it or below
+  bool all_processes = false;
+};
+
 class BpfCollection {
  public:
   // nullptr when the mode and backend need no BPF. Otherwise loads the
   // programs (errors say what is missing: bpf_support.h) and adapts
   // `sampler` (its event and its per-event hook) to the mode.
   static absl::StatusOr<std::unique_ptr<BpfCollection>> Create(const BpfCollectionOptions& options,
+                                                               const OffCpuScope& scope,
                                                                SamplerOptions* sampler);
 
-  // Starts recording the off-CPU time of process `pid` and its children,
-  // from `since_ns` on (CLOCK_MONOTONIC): a started command is tracked before
+  // Starts recording off-CPU time from `since_ns` on (CLOCK_MONOTONIC), of
+  // process `pid` and its children when the scope is processes (pid 0: of
+  // the cgroup or machine in scope). A started command is tracked before
   // profcpu releases it, so its first children are not missed, but its wait
   // for that release is not its own off-CPU time.
   absl::Status TrackProcess(pid_t pid, uint64_t since_ns);

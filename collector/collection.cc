@@ -156,17 +156,14 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   spec.cgroup_dir = options.cgroup_dir;
   spec.container_id = options.container_id;
   spec.all_processes = options.all_processes;
-  const bool per_cpu_target = !spec.cgroup_dir.empty() || spec.all_processes;
-  if (per_cpu_target && options.profile.mode != ProfileMode::kCpu) {
-    return absl::UnimplementedError(
-        "-mode offcpu and -mode wall follow processes, not containers or the whole machine "
-        "yet: give -pid");
-  }
   // BPF first: when it cannot run here, fail before starting anything.
   SamplerOptions sampler_options = options.sampler;
   sampler_options.enable_on_exec = !spec.command.empty();
   PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<BpfCollection> bpf,
-                           BpfCollection::Create(options.profile, &sampler_options));
+                           BpfCollection::Create(options.profile,
+                                                                 OffCpuScope{spec.cgroup_dir,
+                                                                             spec.all_processes},
+                                                                 &sampler_options));
   PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<CollectionTarget> target,
                            CollectionTarget::Create(spec));
   const bool command_mode = target->starts_command();
@@ -217,7 +214,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, MonotonicNowNs()));
     PROFCPU_RETURN_IF_ERROR(target->Start());
   } else {
-    if (bpf && pid > 0) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
+    if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
     // Stamped with the start time, before any sample, so replay sees them first.
     for (pid_t existing : target->ExistingProcesses()) {
       roots.Add(existing);

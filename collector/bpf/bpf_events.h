@@ -40,6 +40,11 @@ struct profcpu_count_value {
   __u64 period;  // sum of the samples' periods (ns for cpu-clock)
 };
 
+// Whose off-CPU time the scheduler programs record (read-only `scope`).
+#define PROFCPU_SCOPE_PROCESSES 0  // the processes in `tgids`, and those they start
+#define PROFCPU_SCOPE_CGROUP 1     // every task in cgroup v2 `cgroup_id` or below it
+#define PROFCPU_SCOPE_ALL 2        // every task on the machine but the idle tasks
+
 // Indexes of the `losses` array in .bss.
 #define PROFCPU_LOSS_RINGBUF 0       // the events ring buffer was full
 #define PROFCPU_LOSS_STACK 1         // a stack could not be stored in the stack map

@@ -102,6 +102,9 @@ absl::Status BpfSession::Load() {
   if (skeleton_ == nullptr) return Failure(errno, "open");
   skeleton_->rodata->kernel_stacks = options_.kernel_stacks;
   skeleton_->rodata->timestamps = options_.timestamps;
+  skeleton_->rodata->scope = options_.scope;
+  skeleton_->rodata->cgroup_id = options_.cgroup_id;
+  skeleton_->rodata->cgroup_level = options_.cgroup_level;
   bpf_map__set_value_size(skeleton_->maps.stacks,
                           static_cast<uint32_t>(options_.max_stack_depth) * sizeof(uint64_t));
   bpf_map__set_max_entries(skeleton_->maps.stacks, options_.stack_map_entries);

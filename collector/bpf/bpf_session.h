@@ -34,6 +34,11 @@ struct BpfOptions {
   bool oncpu = false;       // the perf_event program, attached to sampling events
   bool timestamps = false;  // on-CPU: one event per sample instead of counts
   bool kernel_stacks = true;
+  // Off-CPU: whose time is recorded (PROFCPU_SCOPE_*); with
+  // PROFCPU_SCOPE_PROCESSES, the processes TrackProcess names.
+  uint32_t scope = PROFCPU_SCOPE_PROCESSES;
+  uint64_t cgroup_id = 0;     // PROFCPU_SCOPE_CGROUP: the cgroup v2 id
+  uint32_t cgroup_level = 0;  // and its depth below the v2 root
   int max_stack_depth = 127;  // at most kernel.perf_event_max_stack
   uint32_t stack_map_entries = 16384;
   // Names the mode in messages ("-mode offcpu", "-backend bpf").

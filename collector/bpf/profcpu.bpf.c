@@ -3,9 +3,10 @@
 // against the running kernel's BTF by libbpf at load time) and embedded in
 // the profcpu binary as a bpftool skeleton (cmake/Bpf.cmake).
 //
-//  - on_switch (tp_btf/sched_switch): for threads of the profiled processes,
-//    the time from switching out to running again, with the stacks they
-//    switched out with: an off-CPU profile. One ring-buffer event per stay.
+//  - on_switch (tp_btf/sched_switch): for threads in scope (the profiled
+//    processes, a container's cgroup, or the whole machine), the time from
+//    switching out to running again, with the stacks they switched out
+//    with: an off-CPU profile. One ring-buffer event per stay.
 //  - on_fork / on_exit: keep the set of profiled processes (the target and
 //    every process it starts) current without a round trip to user space.
 //  - on_sample (perf_event): attached to the sampler's cpu-clock events;
@@ -38,6 +39,11 @@ char LICENSE[] SEC("license") = "GPL";
 // Set by user space before loading (read-only to the programs).
 const volatile bool kernel_stacks = true;
 const volatile bool timestamps = false;
+const volatile __u32 scope = PROFCPU_SCOPE_PROCESSES;
+// PROFCPU_SCOPE_CGROUP: the cgroup's id (its inode in the v2 hierarchy) and
+// its depth there (the root is 0).
+const volatile __u64 cgroup_id = 0;
+const volatile __u32 cgroup_level = 0;
 
 // Counters user space reads (memory-mapped .bss).
 __u64 losses[PROFCPU_LOSS_COUNT];
@@ -116,6 +122,20 @@ static __always_inline bool tracked(__u32 tgid) {
   return tgid != 0 && bpf_map_lookup_elem(&tgids, &tgid) != NULL;
 }
 
+// Whether the off-CPU time of `prev`, which is switching out, is recorded.
+static __always_inline bool in_scope(struct task_struct *prev) {
+  __u32 tgid = BPF_CORE_READ(prev, tgid);
+  if (tgid == 0) return false;  // the idle tasks: their "blocking" is running the others
+  if (scope == PROFCPU_SCOPE_ALL) return true;
+  // The tracepoint runs in the context of `prev`, so its cgroup is the
+  // current one; the ancestor at the target's depth is the target itself
+  // exactly when `prev` is in the target's subtree (as cgroup perf events count).
+  if (scope == PROFCPU_SCOPE_CGROUP) {
+    return bpf_get_current_ancestor_cgroup_id(cgroup_level) == cgroup_id;
+  }
+  return tracked(tgid);
+}
+
 // Reports a stay off the CPU that ended at `end_ns`.
 static __always_inline void emit_offcpu(__u32 pid, __u32 tid, struct blocked *b, __u64 end_ns) {
   if (b->start_ns < min_start_ns) return;
@@ -157,7 +177,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   __u32 prev_tid = BPF_CORE_READ(prev, pid);
   // The tracepoint runs in the context of `prev`, so the stacks taken here
   // are the ones it blocks with.
-  if (tracked(BPF_CORE_READ(prev, tgid))) {
+  if (in_scope(prev)) {
     struct blocked *missed = bpf_map_lookup_elem(&blocked, &prev_tid);
     if (missed != NULL) flush_missed_switch_in(prev, prev_tid, missed);
     __u32 state = task_state(prev);

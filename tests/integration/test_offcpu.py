@@ -168,6 +168,94 @@ class WallTest(unittest.TestCase):
         self.assertEqual(t.read_metadata(self.run_dir)["collection"]["mode"], "wall")
 
 
+def cgroup_v2_mount():
+    for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(os.path.join(path, "cgroup.controllers")):
+            return path
+    raise AssertionError("no cgroup v2 hierarchy: container profiling needs one")
+
+
+class ScopeTest(unittest.TestCase):
+    """Off-CPU time of a container's cgroup (-container) and of every process
+    on the machine (-a): found without naming the process. The fixture waits
+    two seconds before it blocks, time for profcpu to attach."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+        self.addCleanup(self.tmp.cleanup)
+
+    def start_delayed(self, fixture_argv, cgroup=None):
+        """Starts the fixture after a 2 s sleep, in `cgroup` when given (the
+        shell moves itself there before it execs the fixture)."""
+        command = " ".join(fixture_argv)
+        enter = f"echo 0 > {cgroup}/cgroup.procs && " if cgroup else ""
+        proc = subprocess.Popen(["sh", "-c", f"{enter}sleep 2 && exec {command}"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(t.stop, proc)
+        return proc
+
+    def make_cgroup(self):
+        path = os.path.join(cgroup_v2_mount(), f"profcpu-test-{os.getpid()}")
+        os.mkdir(path)
+        self.addCleanup(os.rmdir, path)
+        return path
+
+    def collect(self, args):
+        result = t.run_profcpu(["collect", *args, "-out", self.tmp.path], timeout=120)
+        run_dir = result.stdout.strip().splitlines()[-1]
+        return run_dir, t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+
+    def test_container_cgroup_known_times(self):
+        cgroup = self.make_cgroup()
+        fixture = self.start_delayed([t.fixture("offcpu_blocker"), str(ROUNDS), str(MS)], cgroup)
+        # Stops when the cgroup empties, long before the duration.
+        run_dir, folded = self.collect(["-container", cgroup, "-mode", "offcpu",
+                                        "-duration", "60"])
+        said = fixture.communicate(timeout=30)[0]
+        meta = t.read_metadata(run_dir)
+        self.assertEqual(meta["collection"]["stop_reason"], "container exited")
+        self.assertEqual(meta["target"], f"cgroup {cgroup}")
+        for function in ("block_on_pipe", "block_on_futex", "block_in_nanosleep"):
+            user = weight(folded, named("main"), named(function))
+            self.assertAlmostEqual(user, KNOWN_US, delta=KNOWN_US * 0.10,
+                                   msg=f"{function}: {user} us (the fixture measured {said})\n"
+                                       f"{folded}")
+        # Only the cgroup's processes: the shell that became the fixture.
+        self.assertEqual({stack[0] for stack in folded} - {"sh"}, {"offcpu_blocker"})
+
+    def test_container_cgroup_wall(self):
+        cgroup = self.make_cgroup()
+        fixture = self.start_delayed([t.fixture("half_sleeper"), "2", "50"], cgroup)
+        run_dir, folded = self.collect(["-container", cgroup, "-mode", "wall", "-freq", "499",
+                                        "-duration", "60"])
+        fixture.communicate(timeout=30)
+        on = weight(folded, named("[on-cpu]"), named("compute_phase"))
+        off = weight(folded, named("[off-cpu]"), named("sleep_phase"))
+        self.assertGreater(on, 0.5e6, folded)
+        self.assertGreater(off, 0.5e6, folded)
+
+    def test_every_process(self):
+        fixture = self.start_delayed([t.fixture("offcpu_blocker"), str(ROUNDS), str(MS)])
+        run_dir, folded = self.collect(["-a", "-mode", "offcpu", "-duration", "6"])
+        said = fixture.communicate(timeout=30)[0]
+        self.assertEqual(t.read_metadata(run_dir)["target"], "all processes")
+        self.assertGreater(len({stack[0] for stack in folded}), 3, "other processes too")
+        for function in ("block_on_pipe", "block_on_futex", "block_in_nanosleep"):
+            self.assertGreater(weight(folded, named("main"), named(function)), 0, function)
+        # The fixture's main thread blocked 3 x ROUNDS times for MS each. On a
+        # whole machine the stack map may drop a stack (counted, and that
+        # stay loses its frames), so its stays are counted by thread, not stack.
+        long_stays = 0
+        with open(os.path.join(run_dir, "perf_script.out"), encoding="utf-8",
+                  errors="replace") as f:
+            for m in re.finditer(r"^offcpu_blocker\s+(\d+)/(\d+)\s.*?:\s+(\d+) offcpu-time:",
+                                 f.read(), re.M):
+                if m.group(1) == m.group(2) == str(fixture.pid) and int(m.group(3)) > MS * 700:
+                    long_stays += int(m.group(3))
+        self.assertAlmostEqual(long_stays, 3 * KNOWN_US, delta=3 * KNOWN_US * 0.10,
+                               msg=f"the fixture measured {said}")
+
+
 class BpfBackendTest(unittest.TestCase):
     """-backend bpf on the 20/30/50% fixture: shares as with perf."""
 
