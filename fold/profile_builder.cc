@@ -246,7 +246,10 @@ class Builder {
   uint32_t CommOf(uint32_t tid) {
     auto it = comms_.find(tid);
     if (it != comms_.end()) return it->second;
-    uint32_t id = out_->profile.InternString(absl::StrCat(":", tid));
+    // As perf names them: the idle tasks (pid 0, one per CPU, never in a
+    // COMM record) "swapper", any other thread without a COMM ":TID".
+    uint32_t id = out_->profile.InternString(tid == 0 ? std::string("swapper")
+                                                      : absl::StrCat(":", tid));
     comms_.emplace(tid, id);
     return id;
   }

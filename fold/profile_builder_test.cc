@@ -69,11 +69,12 @@ TEST(ProfileBuilderTest, NormalizesAddressesAndDeduplicatesRequests) {
       Map(20, 0x7e0000000000, 0x10000, 0, "/usr/lib/libx.so"),
       SampleOf(10, 10, 100, {0xffffffff81000000}, {0x7f0000000100, 0x400010}),
       SampleOf(20, 20, 200, {}, {0x7e0000000100, 0x12345}),
+      SampleOf(0, 0, 300, {0xffffffff81000000}, {}),
   };
   auto built = Build(records, "normalize.rec");
   ASSERT_TRUE(built.ok()) << built.status();
   const Profile& p = built->profile;
-  ASSERT_EQ(p.samples().size(), 2u);
+  ASSERT_EQ(p.samples().size(), 3u);
   const auto& stack = p.stack(p.samples()[0].stack);
   ASSERT_EQ(stack.size(), 3u);
   EXPECT_EQ(p.location(stack[0]).code.kind, symbolize::CodeKind::kKernel);
@@ -95,11 +96,13 @@ TEST(ProfileBuilderTest, NormalizesAddressesAndDeduplicatesRequests) {
   EXPECT_EQ(p.location(other[1]).code.kind, symbolize::CodeKind::kProcess);
   EXPECT_EQ(p.location(other[1]).code.space, 20u);
   EXPECT_EQ(p.string(p.samples()[1].comm), ":20");
+  // The idle task, as perf names it.
+  EXPECT_EQ(p.string(p.samples()[2].comm), "swapper");
 
   // Four distinct locations: kernel, libx+0x100, app+0x100F, pid 20's 0x12344.
   EXPECT_EQ(built->requests.size(), 4u);
   EXPECT_EQ(built->modules.size(), 2u);
-  EXPECT_EQ(built->summary.samples, 2u);
+  EXPECT_EQ(built->summary.samples, 3u);
   EXPECT_FALSE(built->summary.finish.has_value());
 }
 
