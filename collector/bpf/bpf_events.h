@@ -12,6 +12,12 @@
 // What an entry of the `events` ring buffer is.
 #define PROFCPU_EVENT_OFFCPU 1  // a thread ran again after blocking
 #define PROFCPU_EVENT_SAMPLE 2  // one on-CPU sample (only with timestamps)
+// A thread in scope switched out: the stacks it blocked with, inline
+// (profcpu_switch_out). Its OFFCPU event follows when it runs again.
+#define PROFCPU_EVENT_SWITCH_OUT 3
+
+// The deepest stack a switch-out event carries, kernel and user each.
+#define PROFCPU_MAX_STACK_DEPTH 127
 
 struct profcpu_event {
   __u32 kind;
@@ -20,10 +26,23 @@ struct profcpu_event {
   __u32 cpu;
   __u64 time_ns;  // CLOCK_MONOTONIC (bpf_ktime_get_ns)
   __u64 value;    // OFFCPU: nanoseconds off the CPU; SAMPLE: the sample's period
-  __s32 kernel_stack;  // stack map ids; negative: none
-  __s32 user_stack;
+  __s32 kernel_stack;  // SAMPLE: stack map ids; negative: none (OFFCPU: the
+  __s32 user_stack;    // stacks came with the thread's SWITCH_OUT event)
   __u32 state;  // OFFCPU: the task's state when it switched out
   __u32 pad;
+};
+
+// PROFCPU_EVENT_SWITCH_OUT: this header, then kernel_bytes of kernel frames
+// and user_bytes of user frames (u64 addresses, innermost first). Stacks
+// travel inline rather than as stack map ids: a stack map drops a stack
+// whenever its hash bucket holds another one, which on a whole machine
+// (-a) lost one stack in eight within 30 s and more as the map filled.
+struct profcpu_switch_out {
+  __u32 kind;
+  __u32 tid;
+  __u64 time_ns;
+  __u32 kernel_bytes;
+  __u32 user_bytes;
 };
 
 // Key and value of the `counts` map: on-CPU samples counted in the kernel.

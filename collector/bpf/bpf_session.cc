@@ -54,6 +54,22 @@ constexpr uint64_t kPerfContextMax = static_cast<uint64_t>(-4095);
 // Entries read per batch when draining the counts map.
 constexpr uint32_t kCountBatch = 1024;
 
+// Distinct inline stacks remembered before the table starts over: bounds
+// profcpu's memory on a long whole-machine run (about 300 bytes each).
+constexpr size_t kMaxInlineStacks = 1 << 18;
+
+// Appends the addresses of a stack, leaving out perf's context markers: on
+// perf events that sample call chains, bpf_get_stackid reuses perf's chain,
+// PERF_CONTEXT_KERNEL and _USER included (kernel/bpf/stackmap.c,
+// bpf_get_stackid_pe); the perf record parser drops them too.
+void AppendAddresses(const uint64_t* ips, size_t count, std::vector<uint64_t>* out) {
+  for (size_t i = 0; i < count; ++i) {
+    if (ips[i] == 0) break;  // the kernel zero-fills past the stack's depth
+    if (ips[i] >= kPerfContextMax) continue;
+    out->push_back(ips[i]);
+  }
+}
+
 int32_t StackIdOf(__s32 id) { return id < 0 ? recording::kNoStack : id; }
 
 recording::StackSample StackSampleOf(uint32_t pid, uint32_t tid, uint32_t cpu, __s32 kernel_stack,
@@ -105,6 +121,9 @@ absl::Status BpfSession::Load() {
   skeleton_->rodata->scope = options_.scope;
   skeleton_->rodata->cgroup_id = options_.cgroup_id;
   skeleton_->rodata->cgroup_level = options_.cgroup_level;
+  skeleton_->rodata->inline_stack_bytes =
+      static_cast<uint32_t>(std::clamp(options_.max_stack_depth, 1, PROFCPU_MAX_STACK_DEPTH)) *
+      sizeof(uint64_t);
   bpf_map__set_value_size(skeleton_->maps.stacks,
                           static_cast<uint32_t>(options_.max_stack_depth) * sizeof(uint64_t));
   bpf_map__set_max_entries(skeleton_->maps.stacks, options_.stack_map_entries);
@@ -117,7 +136,11 @@ absl::Status BpfSession::Load() {
     bpf_map__set_max_entries(skeleton_->maps.blocked, 1);
     bpf_map__set_max_entries(skeleton_->maps.tgids, 1);
   }
-  if (!options_.oncpu) bpf_program__set_autoload(skeleton_->progs.on_sample, false);
+  if (!options_.oncpu) {
+    // Off-CPU stacks travel inline: only on-CPU sampling uses the stack map.
+    bpf_program__set_autoload(skeleton_->progs.on_sample, false);
+    bpf_map__set_max_entries(skeleton_->maps.stacks, 1);
+  }
   if (!options_.oncpu || options_.timestamps) bpf_map__set_max_entries(skeleton_->maps.counts, 1);
   int err = profcpu_bpf__load(skeleton_);
   if (err != 0) return Failure(-err, "load");
@@ -180,27 +203,85 @@ void BpfSession::EmitStack(int32_t id, bool kernel, uint64_t time_ns, const Sink
   trace.time_ns = time_ns;
   trace.id = static_cast<uint32_t>(id);
   trace.kernel = kernel;
-  for (uint64_t ip : stack_buffer_) {
-    if (ip == 0) break;  // the kernel zero-fills past the stack's depth
-    // On perf events that sample call chains, bpf_get_stackid reuses perf's
-    // chain, context markers (PERF_CONTEXT_KERNEL, _USER) included
-    // (kernel/bpf/stackmap.c, bpf_get_stackid_pe): drop them, as the perf
-    // record parser does.
-    if (ip >= kPerfContextMax) continue;
-    trace.ips.push_back(ip);
-  }
+  AppendAddresses(stack_buffer_.data(), stack_buffer_.size(), &trace.ips);
   trace.truncated = trace.ips.size() == stack_buffer_.size();
   sink(std::move(trace));
 }
 
+int32_t BpfSession::InlineStackId(const uint64_t* ips, size_t count, bool kernel,
+                                  uint64_t time_ns, const Sink& sink) {
+  if (count == 0) return recording::kNoStack;
+  std::string key(1, kernel ? 'k' : 'u');
+  key.append(reinterpret_cast<const char*>(ips), count * sizeof(uint64_t));
+  auto it = inline_stacks_.find(key);
+  if (it != inline_stacks_.end()) return it->second;
+  if (inline_stacks_.size() >= kMaxInlineStacks) inline_stacks_.clear();
+  if (next_inline_stack_id_ == INT32_MAX) return recording::kNoStack;  // 2 billion stacks
+  int32_t id = next_inline_stack_id_++;
+  inline_stacks_.emplace(std::move(key), id);
+  ++counters_.stacks;
+  recording::StackTrace trace;
+  trace.time_ns = time_ns;
+  trace.id = static_cast<uint32_t>(id);
+  trace.kernel = kernel;
+  AppendAddresses(ips, count, &trace.ips);
+  trace.truncated = count * sizeof(uint64_t) == skeleton_->rodata->inline_stack_bytes;
+  sink(std::move(trace));
+  return id;
+}
+
+void BpfSession::OnSwitchOut(const profcpu_switch_out& header, const uint64_t* ips,
+                             const Sink& sink) {
+  const size_t kernel_count = header.kernel_bytes / sizeof(uint64_t);
+  const size_t user_count = header.user_bytes / sizeof(uint64_t);
+  PendingStay stay;
+  stay.kernel_stack = InlineStackId(ips, kernel_count, /*kernel=*/true, header.time_ns, sink);
+  stay.user_stack =
+      InlineStackId(ips + kernel_count, user_count, /*kernel=*/false, header.time_ns, sink);
+  // A thread blocks again only after running: a stay still pending here
+  // lost its ending event (a full ring buffer, counted there).
+  pending_stays_[header.tid] = stay;
+}
+
 int BpfSession::OnEvent(void* context, void* data, size_t size) {
   auto* self = static_cast<BpfSession*>(context);
-  if (size < sizeof(profcpu_event) || self->draining_sink_ == nullptr) return 0;
+  if (self->draining_sink_ == nullptr || size < sizeof(uint32_t)) return 0;
+  const Sink& sink = *self->draining_sink_;
+  uint32_t kind;
+  std::memcpy(&kind, data, sizeof(kind));
+  if (kind == PROFCPU_EVENT_SWITCH_OUT) {
+    profcpu_switch_out header;
+    if (size < sizeof(header)) return 0;
+    std::memcpy(&header, data, sizeof(header));
+    const size_t max_bytes = PROFCPU_MAX_STACK_DEPTH * sizeof(uint64_t);
+    if (header.kernel_bytes > max_bytes || header.user_bytes > max_bytes ||
+        header.kernel_bytes % sizeof(uint64_t) != 0 || header.user_bytes % sizeof(uint64_t) != 0 ||
+        size < sizeof(header) + header.kernel_bytes + header.user_bytes) {
+      return 0;  // not what the program writes
+    }
+    // Copied out: ring buffer records are only 8-byte aligned by contract.
+    std::vector<uint64_t>& ips = self->inline_buffer_;
+    ips.resize((header.kernel_bytes + header.user_bytes) / sizeof(uint64_t));
+    std::memcpy(ips.data(), static_cast<const char*>(data) + sizeof(header),
+                header.kernel_bytes + header.user_bytes);
+    self->OnSwitchOut(header, ips.data(), sink);
+    return 0;
+  }
+  if (size < sizeof(profcpu_event)) return 0;
   profcpu_event e;
   std::memcpy(&e, data, sizeof(e));
-  const Sink& sink = *self->draining_sink_;
-  self->EmitStack(e.kernel_stack, /*kernel=*/true, e.time_ns, sink);
-  self->EmitStack(e.user_stack, /*kernel=*/false, e.time_ns, sink);
+  if (e.kind == PROFCPU_EVENT_OFFCPU) {
+    // Its stacks came when it switched out; none if that event was lost.
+    e.kernel_stack = e.user_stack = -1;
+    if (auto it = self->pending_stays_.find(e.tid); it != self->pending_stays_.end()) {
+      e.kernel_stack = it->second.kernel_stack;
+      e.user_stack = it->second.user_stack;
+      self->pending_stays_.erase(it);
+    }
+  } else {
+    self->EmitStack(e.kernel_stack, /*kernel=*/true, e.time_ns, sink);
+    self->EmitStack(e.user_stack, /*kernel=*/false, e.time_ns, sink);
+  }
   if (e.kind == PROFCPU_EVENT_OFFCPU) {
     recording::OffCpuSample off;
     off.time_ns = e.time_ns;

@@ -89,11 +89,20 @@ class BpfSession {
   static std::string LibbpfLog();
 
  private:
-  explicit BpfSession(const BpfOptions& options) : options_(options) {}
+  explicit BpfSession(const BpfOptions& options)
+      : options_(options), next_inline_stack_id_(kFirstInlineStackId) {}
+  // Ids of inline stacks start above every stack map id, so the two kinds
+  // share one StackTrace id space (-mode wall with -backend bpf has both).
+  static constexpr int32_t kFirstInlineStackId = 1 << 24;
   absl::Status Load();
   absl::Status Failure(int error, absl::string_view step) const;
   // Writes StackTrace records for ids not written yet.
   void EmitStack(int32_t id, bool kernel, uint64_t time_ns, const Sink& sink);
+  // The recording's id for an inline stack, writing its StackTrace record
+  // the first time that stack is seen; kNoStack for an empty one.
+  int32_t InlineStackId(const uint64_t* ips, size_t count, bool kernel, uint64_t time_ns,
+                        const Sink& sink);
+  void OnSwitchOut(const profcpu_switch_out& header, const uint64_t* ips, const Sink& sink);
   static int OnEvent(void* context, void* data, size_t size);
 
   BpfOptions options_;
@@ -101,7 +110,19 @@ class BpfSession {
   ring_buffer* ring_ = nullptr;
   std::vector<bpf_link*> links_;
   absl::flat_hash_set<int32_t> stacks_written_;
-  std::vector<uint64_t> stack_buffer_;
+  // Inline stacks (off-CPU) seen so far, by (kernel flag, addresses) bytes,
+  // with the id their StackTrace record got; emptied when it grows too big
+  // (a stack seen again later is then written again under a new id).
+  absl::flat_hash_map<std::string, int32_t> inline_stacks_;
+  int32_t next_inline_stack_id_;
+  // Threads switched out and not yet run again: their stacks' ids.
+  struct PendingStay {
+    int32_t kernel_stack;
+    int32_t user_stack;
+  };
+  absl::flat_hash_map<uint32_t, PendingStay> pending_stays_;
+  std::vector<uint64_t> stack_buffer_;  // one stack map value
+  std::vector<uint64_t> inline_buffer_;  // one switch-out event's stacks
   // Counts read last time, by the key's bytes.
   absl::flat_hash_map<std::string, profcpu_count_value> last_counts_;
   uint64_t losses_reported_[PROFCPU_LOSS_COUNT] = {};

@@ -6,7 +6,8 @@
 //  - on_switch (tp_btf/sched_switch): for threads in scope (the profiled
 //    processes, a container's cgroup, or the whole machine), the time from
 //    switching out to running again, with the stacks they switched out
-//    with: an off-CPU profile. One ring-buffer event per stay.
+//    with: an off-CPU profile. Two ring-buffer events per stay: the stacks
+//    (inline) when it switches out, the time when it runs again.
 //  - on_fork / on_exit: keep the set of profiled processes (the target and
 //    every process it starts) current without a round trip to user space.
 //  - on_sample (perf_event): attached to the sampler's cpu-clock events;
@@ -69,11 +70,27 @@ struct {
 struct blocked {
   __u64 start_ns;  // CLOCK_MONOTONIC, when it switched out
   __u64 woken_ns;  // when it was woken (sched_wakeup), 0 until then
-  __s32 kernel_stack;
-  __s32 user_stack;
   __u32 state;
   __u32 cpu;
 };
+
+// A switch-out event is built here (too big for the BPF stack), then
+// copied into the ring buffer at its actual size.
+struct switch_out_scratch {
+  struct profcpu_switch_out header;
+  __u64 ips[2 * PROFCPU_MAX_STACK_DEPTH];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __type(key, __u32);
+  __type(value, struct switch_out_scratch);
+  __uint(max_entries, 1);
+} switch_out_scratch SEC(".maps");
+
+// Bytes of one inline stack: user space sets it from
+// kernel.perf_event_max_stack (at most PROFCPU_MAX_STACK_DEPTH frames).
+const volatile __u32 inline_stack_bytes = PROFCPU_MAX_STACK_DEPTH * 8;
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -150,8 +167,8 @@ static __always_inline void emit_offcpu(__u32 pid, __u32 tid, struct blocked *b,
   e->cpu = b->cpu;
   e->time_ns = end_ns;
   e->value = end_ns - b->start_ns;
-  e->kernel_stack = b->kernel_stack;
-  e->user_stack = b->user_stack;
+  e->kernel_stack = -1;
+  e->user_stack = -1;
   e->state = b->state;
   e->pad = 0;
   bpf_ringbuf_submit(e, 0);
@@ -171,6 +188,42 @@ static __always_inline void flush_missed_switch_in(struct task_struct *task, __u
   emit_offcpu(BPF_CORE_READ(task, tgid), tid, b, b->woken_ns);
 }
 
+// Every multiple of 8 up to PROFCPU_MAX_STACK_DEPTH * 8, and nothing above.
+#define kInlineStackMask (PROFCPU_MAX_STACK_DEPTH * 8)
+_Static_assert(((PROFCPU_MAX_STACK_DEPTH + 1) & PROFCPU_MAX_STACK_DEPTH) == 0,
+               "PROFCPU_MAX_STACK_DEPTH + 1 must be a power of two for kInlineStackMask");
+
+// Sends the stacks `ctx`'s task blocks with, kernel then user, inline.
+static __always_inline void emit_switch_out(void *ctx, __u32 tid, __u64 now) {
+  __u32 zero = 0;
+  struct switch_out_scratch *s = bpf_map_lookup_elem(&switch_out_scratch, &zero);
+  if (s == NULL) return;
+  __u32 size = inline_stack_bytes;
+  if (size > PROFCPU_MAX_STACK_DEPTH * 8) size = PROFCPU_MAX_STACK_DEPTH * 8;
+  long kernel_got = 0;
+  if (kernel_stacks) {
+    // Skip the two frames of the tracing glue above __schedule (this
+    // program and bpf_trace_run4) so stacks end where the thread slept.
+    kernel_got = bpf_get_stack(ctx, s->ips, size, kSwitchGlueFrames & BPF_F_SKIP_FIELD_MASK);
+  }
+  // The mask gives the verifier its bounds (the user stack is written right
+  // after the kernel's) and changes no size bpf_get_stack can return.
+  __u32 kernel_bytes = kernel_got > 0 ? (__u32)kernel_got : 0;
+  kernel_bytes &= kInlineStackMask;
+  // A kernel thread has no user stack: bpf_get_stack fails, nothing is lost.
+  long user_got = bpf_get_stack(ctx, (char *)s->ips + kernel_bytes, size, BPF_F_USER_STACK);
+  __u32 user_bytes = user_got > 0 ? (__u32)user_got : 0;
+  user_bytes &= kInlineStackMask;
+  s->header.kind = PROFCPU_EVENT_SWITCH_OUT;
+  s->header.tid = tid;
+  s->header.time_ns = now;
+  s->header.kernel_bytes = kernel_bytes;
+  s->header.user_bytes = user_bytes;
+  __u64 total = sizeof(s->header) + kernel_bytes + user_bytes;
+  if (total > sizeof(*s)) return;
+  if (bpf_ringbuf_output(&events, s, total, 0) != 0) count_loss(PROFCPU_LOSS_RINGBUF);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
   __u64 now = bpf_ktime_get_ns();
@@ -186,12 +239,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
       b.start_ns = now;
       b.state = state;
       b.cpu = bpf_get_smp_processor_id();
-      // Skip the two frames of the tracing glue above __schedule (this
-      // program and bpf_trace_run4) so stacks end where the thread slept.
-      b.kernel_stack = kernel_stacks ? stack_id(ctx, kSwitchGlueFrames & BPF_F_SKIP_FIELD_MASK) : -1;
-      b.user_stack = stack_id(ctx, BPF_F_USER_STACK);
       if (bpf_map_update_elem(&blocked, &prev_tid, &b, BPF_ANY) != 0) {
         count_loss(PROFCPU_LOSS_BLOCKED_FULL);
+      } else if (b.start_ns >= min_start_ns) {
+        emit_switch_out(ctx, prev_tid, now);
       }
     }
   }
