@@ -16,6 +16,7 @@ packages=(
   python3-yaml           # containers/k8s/ manifests read by test_manifests
   libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
   podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
+  docker.io               # profile-container -engine docker, tested on a private dockerd
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
   libclang-rt-14-dev libxml2-dev  # libFuzzer for clang 14, and the flame graph fuzzer's XML check
   libtsan2                # ThreadSanitizer's runtime for g++ (scripts/tsan.sh)
