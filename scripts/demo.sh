@@ -20,7 +20,12 @@ echo
 echo "Profiled the demo workload (pid $demo_pid). Outputs in $run_dir:"
 ls -l "$run_dir"
 echo
-echo "Hottest stacks (folded_stacks.out):"
-awk '{print $NF "\t" $0}' "$run_dir/folded_stacks.out" | sort -nr | head -5 | cut -f2 | cut -c1-200
+echo "Hottest stacks (folded_stacks.out; samples, thread, then the innermost frames):"
+# The outer frames are thread start-up boilerplate: show where the time went.
+awk '{ count = $NF; stack = substr($0, 1, length($0) - length(count) - 1)
+       n = split(stack, f, ";"); leaf = f[n]
+       for (i = n - 1; i >= 2 && i > n - 3; i--) leaf = f[i] ";" leaf
+       print count "\t" f[1] "\t" (n > 4 ? "...;" : "") leaf }' "$run_dir/folded_stacks.out" |
+  sort -nr | head -5
 echo
 echo "Open $run_dir/flamegraph.svg in a browser; feed $run_dir/perf_script.out to FlameScope."
