@@ -42,7 +42,10 @@ absl::StatusOr<ModuleSymbols> LoadModuleSymbols(const base::RootDir& root, const
     // layer's device in the mapping but its own in stat().
     out.warning = absl::StrCat(path, ": file changed since it was mapped (inode ", module.inode,
                                ", now ", st.st_ino, "); its symbols may be wrong");
-  } else if (deleted) {
+  } else if (deleted && module.inode == 0) {
+    // With the inode known and equal, this is the very file that was mapped
+    // (the collector keeps it open through /proc/PID/map_files); without
+    // it, nothing tells a replacement at the same path apart.
     out.warning = absl::StrCat(path,
                                ": file was deleted after it was mapped; using the file "
                                "now at that path, its symbols may be wrong");

@@ -82,6 +82,12 @@ TEST_F(ModuleSymbolsTest, DeletedPathIsLookedUpWithoutTheSuffix) {
   auto loaded = LoadModuleSymbols(*root_, module);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->warning, HasSubstr("deleted"));
+
+  // The file that was mapped, kept open after its deletion: nothing to warn.
+  module.inode = inode_;
+  auto kept = LoadModuleSymbols(*root_, module);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->warning, "");
 }
 
 TEST_F(ModuleSymbolsTest, MissingFileIsAnError) {

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tarfile
+import time
 import unittest
 
 import profcpu_testing as t
@@ -180,6 +181,22 @@ class DebugFileTest(unittest.TestCase):
         run = record(os.path.join(self.tmp.path, "out"), [os.path.join(app, "symfix_buildid"), "1.5"],
                      extra=["-symbols", symbols])
         self.assert_named(run)
+
+    def test_executable_deleted_while_it_runs(self):
+        # A redeploy that replaces a running service's binary: the file that
+        # was mapped is read through /proc/PID/map_files, named as before.
+        app = self.app_dir("symfix_dwarf5")
+        path = os.path.join(app, "symfix_dwarf5")
+        proc = t.start([path, "6"])
+        try:
+            time.sleep(0.5)
+            os.remove(path)
+            run = t.collect(proc.pid, os.path.join(self.tmp.path, "out"), duration=2, freq=199)
+        finally:
+            t.stop(proc)
+        self.assert_named(run)
+        with open(os.path.join(run, "profcpu.log"), encoding="utf-8") as f:
+            self.assertNotIn("deleted after it was mapped", f.read())
 
     def test_library_loaded_mid_run(self):
         run = record(os.path.join(self.tmp.path, "out"),
