@@ -55,8 +55,9 @@ constexpr uint64_t kPerfContextMax = static_cast<uint64_t>(-4095);
 constexpr uint32_t kCountBatch = 1024;
 
 // Distinct inline stacks remembered before the table starts over: bounds
-// profcpu's memory on a long whole-machine run (about 300 bytes each).
-constexpr size_t kMaxInlineStacks = 1 << 18;
+// profcpu's memory on a long whole-machine run (a few hundred bytes each,
+// at most about 1 KB: some 70 MB in the worst case).
+constexpr size_t kMaxInlineStacks = 1 << 16;
 
 // Appends the addresses of a stack, leaving out perf's context markers: on
 // perf events that sample call chains, bpf_get_stackid reuses perf's chain,
