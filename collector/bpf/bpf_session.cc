@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -122,6 +123,11 @@ absl::Status BpfSession::Load() {
   skeleton_->rodata->scope = options_.scope;
   skeleton_->rodata->cgroup_id = options_.cgroup_id;
   skeleton_->rodata->cgroup_level = options_.cgroup_level;
+  // Pids in events as profcpu's pid namespace numbers them (see profcpu.bpf.c).
+  struct stat pidns;
+  if (::stat("/proc/self/ns/pid", &pidns) != 0) return Failure(errno, "stat /proc/self/ns/pid");
+  skeleton_->rodata->pidns_dev = pidns.st_dev;
+  skeleton_->rodata->pidns_ino = pidns.st_ino;
   skeleton_->rodata->inline_stack_bytes =
       static_cast<uint32_t>(std::clamp(options_.max_stack_depth, 1, PROFCPU_MAX_STACK_DEPTH)) *
       sizeof(uint64_t);
@@ -136,6 +142,7 @@ absl::Status BpfSession::Load() {
     bpf_program__set_autoload(skeleton_->progs.on_wakeup, false);
     bpf_map__set_max_entries(skeleton_->maps.blocked, 1);
     bpf_map__set_max_entries(skeleton_->maps.tgids, 1);
+    bpf_map__set_max_entries(skeleton_->maps.requested, 1);
   }
   if (!options_.oncpu) {
     // Off-CPU stacks travel inline: only on-CPU sampling uses the stack map.
@@ -161,7 +168,7 @@ BpfSession::~BpfSession() {
 absl::Status BpfSession::TrackProcess(pid_t tgid) {
   uint32_t key = static_cast<uint32_t>(tgid);
   uint8_t one = 1;
-  if (bpf_map_update_elem(bpf_map__fd(skeleton_->maps.tgids), &key, &one, BPF_ANY) != 0) {
+  if (bpf_map_update_elem(bpf_map__fd(skeleton_->maps.requested), &key, &one, BPF_ANY) != 0) {
     return Failure(errno, absl::StrCat("tracking of process ", tgid));
   }
   return absl::OkStatus();

@@ -64,7 +64,8 @@ class BpfSession {
   BpfSession(const BpfSession&) = delete;
   BpfSession& operator=(const BpfSession&) = delete;
 
-  // Profiles the threads of process `tgid` and of processes it starts.
+  // Profiles the threads of process `tgid` (as profcpu's pid namespace
+  // numbers it) and of processes it starts.
   absl::Status TrackProcess(pid_t tgid);
   // Off-CPU stays that began before `time_ns` (CLOCK_MONOTONIC) are dropped.
   void IgnoreStaysBefore(uint64_t time_ns);

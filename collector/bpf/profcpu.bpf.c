@@ -45,6 +45,11 @@ const volatile __u32 scope = PROFCPU_SCOPE_PROCESSES;
 // its depth there (the root is 0).
 const volatile __u64 cgroup_id = 0;
 const volatile __u32 cgroup_level = 0;
+// profcpu's pid namespace (st_dev and st_ino of /proc/self/ns/pid): events
+// carry pids as it numbers them, as perf's records and /proc do, so a
+// sidecar in the app's namespace sees pid 1 where the kernel says 12345.
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
 
 // Counters user space reads (memory-mapped .bss).
 __u64 losses[PROFCPU_LOSS_COUNT];
@@ -60,18 +65,32 @@ struct {
   __uint(max_entries, 16384);
 } stacks SEC(".maps");
 
+// PROFCPU_SCOPE_PROCESSES: the processes profiled, by kernel (init
+// namespace) tgid. User space names processes by their pid in profcpu's
+// namespace, in `requested`; each is moved here the first time one of its
+// threads runs a program (only then can it be translated), and processes
+// they start are added by on_fork.
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
-  __type(key, __u32);  // tgid
+  __type(key, __u32);  // kernel tgid
   __type(value, __u8);
   __uint(max_entries, 16384);
 } tgids SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __type(key, __u32);  // tgid in profcpu's pid namespace
+  __type(value, __u8);
+  __uint(max_entries, 1024);
+} requested SEC(".maps");
 
 struct blocked {
   __u64 start_ns;  // CLOCK_MONOTONIC, when it switched out
   __u64 woken_ns;  // when it was woken (sched_wakeup), 0 until then
   __u32 state;
   __u32 cpu;
+  __u32 pid;  // its process and thread in profcpu's pid namespace,
+  __u32 tid;  // read while it was the current task
 };
 
 // A switch-out event is built here (too big for the BPF stack), then
@@ -135,12 +154,33 @@ static __always_inline __u32 task_state(struct task_struct *task) {
   return (__u32)BPF_CORE_READ((struct task_struct___pre_5_14 *)task, state);
 }
 
-static __always_inline bool tracked(__u32 tgid) {
-  return tgid != 0 && bpf_map_lookup_elem(&tgids, &tgid) != NULL;
+// The current task's process and thread ids in profcpu's pid namespace;
+// false for a task outside it (which profcpu cannot see in /proc either).
+static __always_inline bool current_ns_ids(__u32 *tgid, __u32 *tid) {
+  struct bpf_pidns_info ns = {};
+  if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) != 0) return false;
+  *tgid = ns.tgid;
+  *tid = ns.pid;
+  return true;
 }
 
-// Whether the off-CPU time of `prev`, which is switching out, is recorded.
-static __always_inline bool in_scope(struct task_struct *prev) {
+// Whether the current task's process (kernel tgid `tgid`, `ns_tgid` in
+// profcpu's namespace) is profiled; a requested one is moved to `tgids`.
+static __always_inline bool tracked(__u32 tgid, __u32 ns_tgid) {
+  if (tgid == 0) return false;
+  if (bpf_map_lookup_elem(&tgids, &tgid) != NULL) return true;
+  if (bpf_map_lookup_elem(&requested, &ns_tgid) == NULL) return false;
+  __u8 one = 1;
+  if (bpf_map_update_elem(&tgids, &tgid, &one, BPF_ANY) != 0) {
+    count_loss(PROFCPU_LOSS_TGIDS_FULL);
+    return false;
+  }
+  return true;
+}
+
+// Whether the off-CPU time of `prev`, the current task, which is switching
+// out, is recorded (it has ids `ns_tgid` in profcpu's namespace).
+static __always_inline bool in_scope(struct task_struct *prev, __u32 ns_tgid) {
   __u32 tgid = BPF_CORE_READ(prev, tgid);
   if (tgid == 0) return false;  // the idle tasks: their "blocking" is running the others
   if (scope == PROFCPU_SCOPE_ALL) return true;
@@ -150,11 +190,11 @@ static __always_inline bool in_scope(struct task_struct *prev) {
   if (scope == PROFCPU_SCOPE_CGROUP) {
     return bpf_get_current_ancestor_cgroup_id(cgroup_level) == cgroup_id;
   }
-  return tracked(tgid);
+  return tracked(tgid, ns_tgid);
 }
 
 // Reports a stay off the CPU that ended at `end_ns`.
-static __always_inline void emit_offcpu(__u32 pid, __u32 tid, struct blocked *b, __u64 end_ns) {
+static __always_inline void emit_offcpu(struct blocked *b, __u64 end_ns) {
   if (b->start_ns < min_start_ns) return;
   struct profcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
   if (e == NULL) {
@@ -162,8 +202,8 @@ static __always_inline void emit_offcpu(__u32 pid, __u32 tid, struct blocked *b,
     return;
   }
   e->kind = PROFCPU_EVENT_OFFCPU;
-  e->pid = pid;
-  e->tid = tid;
+  e->pid = b->pid;
+  e->tid = b->tid;
   e->cpu = b->cpu;
   e->time_ns = end_ns;
   e->value = end_ns - b->start_ns;
@@ -185,7 +225,7 @@ static __always_inline void flush_missed_switch_in(struct task_struct *task, __u
     count_loss(PROFCPU_LOSS_MISSED_SWITCH);
     return;
   }
-  emit_offcpu(BPF_CORE_READ(task, tgid), tid, b, b->woken_ns);
+  emit_offcpu(b, b->woken_ns);
 }
 
 // Every multiple of 8 up to PROFCPU_MAX_STACK_DEPTH * 8, and nothing above.
@@ -230,7 +270,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   __u32 prev_tid = BPF_CORE_READ(prev, pid);
   // The tracepoint runs in the context of `prev`, so the stacks taken here
   // are the ones it blocks with.
-  if (in_scope(prev)) {
+  __u32 ns_tgid, ns_tid;
+  if (current_ns_ids(&ns_tgid, &ns_tid) && in_scope(prev, ns_tgid)) {
     struct blocked *missed = bpf_map_lookup_elem(&blocked, &prev_tid);
     if (missed != NULL) flush_missed_switch_in(prev, prev_tid, missed);
     __u32 state = task_state(prev);
@@ -239,10 +280,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
       b.start_ns = now;
       b.state = state;
       b.cpu = bpf_get_smp_processor_id();
+      b.pid = ns_tgid;
+      b.tid = ns_tid;
       if (bpf_map_update_elem(&blocked, &prev_tid, &b, BPF_ANY) != 0) {
         count_loss(PROFCPU_LOSS_BLOCKED_FULL);
       } else if (b.start_ns >= min_start_ns) {
-        emit_switch_out(ctx, prev_tid, now);
+        emit_switch_out(ctx, ns_tid, now);
       }
     }
   }
@@ -250,7 +293,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   __u32 next_tid = BPF_CORE_READ(next, pid);
   struct blocked *b = bpf_map_lookup_elem(&blocked, &next_tid);
   if (b == NULL) return 0;
-  emit_offcpu(BPF_CORE_READ(next, tgid), next_tid, b, now);
+  emit_offcpu(b, now);
   bpf_map_delete_elem(&blocked, &next_tid);
   return 0;
 }
@@ -271,7 +314,10 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child) {
   __u32 parent_tgid = BPF_CORE_READ(parent, tgid);
   __u32 child_tgid = BPF_CORE_READ(child, tgid);
-  if (child_tgid == parent_tgid || !tracked(parent_tgid)) return 0;
+  if (child_tgid == parent_tgid) return 0;
+  // The parent is the current task here.
+  __u32 ns_tgid, ns_tid;
+  if (!current_ns_ids(&ns_tgid, &ns_tid) || !tracked(parent_tgid, ns_tgid)) return 0;
   __u8 one = 1;
   if (bpf_map_update_elem(&tgids, &child_tgid, &one, BPF_ANY) != 0) {
     count_loss(PROFCPU_LOSS_TGIDS_FULL);
@@ -293,16 +339,19 @@ int BPF_PROG(on_exit, struct task_struct *task) {
   if (BPF_CORE_READ(task, signal, live.counter) == 0) {
     __u32 tgid = BPF_CORE_READ(task, tgid);
     bpf_map_delete_elem(&tgids, &tgid);
+    // The exiting task is the current one.
+    __u32 ns_tgid, ns_tid;
+    if (current_ns_ids(&ns_tgid, &ns_tid)) bpf_map_delete_elem(&requested, &ns_tgid);
   }
   return 0;
 }
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx) {
-  __u64 id = bpf_get_current_pid_tgid();
   struct profcpu_count_key key = {};
-  key.pid = id >> 32;
-  key.tid = (__u32)id;
+  // As perf numbers the sampled task for profcpu; a task outside profcpu's
+  // pid namespace (a whole-machine event seen from a container) is not shown.
+  if (!current_ns_ids(&key.pid, &key.tid)) return 0;
   key.cpu = bpf_get_smp_processor_id();
   key.kernel_stack = kernel_stacks ? stack_id(ctx, 0) : -1;
   key.user_stack = stack_id(ctx, BPF_F_USER_STACK);

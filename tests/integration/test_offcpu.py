@@ -257,6 +257,41 @@ class ScopeTest(unittest.TestCase):
                                msg=f"the fixture measured {said}")
 
 
+class PidNamespaceTest(unittest.TestCase):
+    """profcpu and its target in a PID namespace of their own, as in a
+    sidecar sharing the app's: the kernel's pids are not the ones profcpu
+    sees, and the BPF programs must number tasks as profcpu does."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+        self.addCleanup(self.tmp.cleanup)
+
+    def record_in_namespace(self, args, command):
+        result = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", t.PROFCPU,
+                                 "record", "-out", self.tmp.path, *args, "--", *command],
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        run_dir = result.stdout.strip().splitlines()[-1]
+        return run_dir, t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+
+    def test_offcpu_known_times(self):
+        run_dir, folded = self.record_in_namespace(
+            ["-mode", "offcpu"], [t.fixture("offcpu_blocker"), str(ROUNDS), str(MS)])
+        for function in ("block_on_pipe", "block_on_futex", "block_in_nanosleep"):
+            user = weight(folded, named("main"), named(function))
+            self.assertAlmostEqual(user, KNOWN_US, delta=KNOWN_US * 0.10, msg=f"{function}: {folded}")
+        # profcpu is pid 1 there; the fixture it started is pid 2.
+        self.assertEqual([p["pid"] for p in t.read_metadata(run_dir)["processes"]][:1], [2])
+
+    def test_bpf_backend_names_the_samples(self):
+        _, folded = self.record_in_namespace(["-backend", "bpf", "-freq", "499"],
+                                             [t.fixture("cpu_shares"), "3"])
+        counts = {name: t.samples_with(folded, lambda f, n=name: f == n)
+                  for name in ["burn_twenty_percent", "burn_thirty_percent", "burn_fifty_percent"]}
+        self.assertGreater(sum(counts.values()), 100, folded)
+        self.assertGreater(counts["burn_fifty_percent"], counts["burn_twenty_percent"], counts)
+
+
 class BpfBackendTest(unittest.TestCase):
     """-backend bpf on the 20/30/50% fixture: shares as with perf."""
 

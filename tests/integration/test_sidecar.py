@@ -153,7 +153,7 @@ class PodmanLeastPrivilegeTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def sidecar(self, caps, seccomp=SECCOMP, target="1"):
+    def sidecar(self, caps, seccomp=SECCOMP, target="1", extra=()):
         out = os.path.join(self.tmp.path, f"out-{time.monotonic_ns()}")
         os.makedirs(out)
         security = ["--cap-drop", "ALL"] + [f for c in caps for f in ("--cap-add", c)]
@@ -162,7 +162,7 @@ class PodmanLeastPrivilegeTest(unittest.TestCase):
         result = subprocess.run(
             ["podman", "run", "--rm", f"--pid=container:{self.app.name}", *security,
              "-v", f"{out}:/workspace/profilings", self.sidecar_image,
-             "collect", "-pid", target, "-duration", "2", "-freq", "99"],
+             "collect", "-pid", target, "-duration", "2", "-freq", "99", *extra],
             capture_output=True, text=True, timeout=300)
         runs = os.listdir(out)
         return result, (os.path.join(out, runs[0]) if runs else None)
@@ -200,6 +200,26 @@ class PodmanLeastPrivilegeTest(unittest.TestCase):
         result, run_dir = self.sidecar([c for c in DOCUMENTED if c != "SYSLOG"])
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("CAP_SYSLOG", result.stderr)
+
+    def test_offcpu_with_bpf_added(self):
+        """The BPF modes from the sidecar: the app is pid 1 there but not to
+        the kernel, and its waits must still be found and named."""
+        result, run_dir = self.sidecar(DOCUMENTED + ["BPF"], extra=["-mode", "offcpu"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertGreater(t.read_metadata(run_dir)["samples"]["offcpu_events"], 0)
+        samples = dn.read_samples(run_dir)
+        self.assertTrue(samples)
+        self.assertEqual({pid for pid, _ in samples}, {1})
+        # Its threads wait in the kernel, called from named managed code.
+        names = {name.split("+0x")[0] for _, stack in samples for name, _ in stack}
+        self.assertIn("__schedule", names, "no kernel frames")
+        self.assertTrue(any("[System.Private.CoreLib] System.Threading." in n for n in names),
+                        "no named managed frame")
+
+    def test_offcpu_without_bpf_names_it(self):
+        result, _ = self.sidecar(DOCUMENTED, extra=["-mode", "offcpu"])
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("CAP_BPF", result.stderr)
 
 
 class OtherUserAppTest(unittest.TestCase):
