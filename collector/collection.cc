@@ -160,10 +160,9 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   SamplerOptions sampler_options = options.sampler;
   sampler_options.enable_on_exec = !spec.command.empty();
   PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<BpfCollection> bpf,
-                           BpfCollection::Create(options.profile,
-                                                                 OffCpuScope{spec.cgroup_dir,
-                                                                             spec.all_processes},
-                                                                 &sampler_options));
+                           BpfCollection::Create(
+                               options.profile, OffCpuScope{spec.cgroup_dir, spec.all_processes},
+                               &sampler_options));
   PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<CollectionTarget> target,
                            CollectionTarget::Create(spec));
   const bool command_mode = target->starts_command();

@@ -279,18 +279,6 @@ int BpfSession::OnEvent(void* context, void* data, size_t size) {
   profcpu_event e;
   std::memcpy(&e, data, sizeof(e));
   if (e.kind == PROFCPU_EVENT_OFFCPU) {
-    // Its stacks came when it switched out; none if that event was lost.
-    e.kernel_stack = e.user_stack = -1;
-    if (auto it = self->pending_stays_.find(e.tid); it != self->pending_stays_.end()) {
-      e.kernel_stack = it->second.kernel_stack;
-      e.user_stack = it->second.user_stack;
-      self->pending_stays_.erase(it);
-    }
-  } else {
-    self->EmitStack(e.kernel_stack, /*kernel=*/true, e.time_ns, sink);
-    self->EmitStack(e.user_stack, /*kernel=*/false, e.time_ns, sink);
-  }
-  if (e.kind == PROFCPU_EVENT_OFFCPU) {
     recording::OffCpuSample off;
     off.time_ns = e.time_ns;
     off.duration_ns = e.value;
@@ -298,11 +286,18 @@ int BpfSession::OnEvent(void* context, void* data, size_t size) {
     off.tid = e.tid;
     off.cpu = e.cpu;
     off.state = e.state;
-    off.kernel_stack = StackIdOf(e.kernel_stack);
-    off.user_stack = StackIdOf(e.user_stack);
+    // Its stacks came when it switched out; none if that event was lost.
+    off.kernel_stack = off.user_stack = recording::kNoStack;
+    if (auto it = self->pending_stays_.find(e.tid); it != self->pending_stays_.end()) {
+      off.kernel_stack = it->second.kernel_stack;
+      off.user_stack = it->second.user_stack;
+      self->pending_stays_.erase(it);
+    }
     ++self->counters_.offcpu_events;
     sink(std::move(off));
   } else if (e.kind == PROFCPU_EVENT_SAMPLE) {
+    self->EmitStack(e.kernel_stack, /*kernel=*/true, e.time_ns, sink);
+    self->EmitStack(e.user_stack, /*kernel=*/false, e.time_ns, sink);
     recording::StackSample sample =
         StackSampleOf(e.pid, e.tid, e.cpu, e.kernel_stack, e.user_stack);
     sample.time_ns = e.time_ns;

@@ -214,13 +214,12 @@ static __always_inline void emit_offcpu(struct blocked *b, __u64 end_ns) {
   bpf_ringbuf_submit(e, 0);
 }
 
-// `task` is running and still has a stay on record: the tracepoint never
+// A task is running and still has stay `b` on record: the tracepoint never
 // reported the switch that ended it. That happens (on Linux 6.18, perf's own
 // sched_switch tracing misses the same switches, about one in a few hundred
 // under load), so the stay is taken to end when the task was woken; only
 // its wait for a CPU after the wakeup, if any, is left out.
-static __always_inline void flush_missed_switch_in(struct task_struct *task, __u32 tid,
-                                                   struct blocked *b) {
+static __always_inline void flush_missed_switch_in(struct blocked *b) {
   if (b->woken_ns <= b->start_ns) {
     count_loss(PROFCPU_LOSS_MISSED_SWITCH);
     return;
@@ -273,7 +272,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   __u32 ns_tgid, ns_tid;
   if (current_ns_ids(&ns_tgid, &ns_tid) && in_scope(prev, ns_tgid)) {
     struct blocked *missed = bpf_map_lookup_elem(&blocked, &prev_tid);
-    if (missed != NULL) flush_missed_switch_in(prev, prev_tid, missed);
+    if (missed != NULL) flush_missed_switch_in(missed);
     __u32 state = task_state(prev);
     if (!(state & TASK_DEAD)) {
       struct blocked b = {};
@@ -333,7 +332,7 @@ int BPF_PROG(on_exit, struct task_struct *task) {
   // switch-out comes after this tracepoint, and finds nothing on record.
   struct blocked *missed = bpf_map_lookup_elem(&blocked, &tid);
   if (missed != NULL) {
-    flush_missed_switch_in(task, tid, missed);
+    flush_missed_switch_in(missed);
     bpf_map_delete_elem(&blocked, &tid);
   }
   if (BPF_CORE_READ(task, signal, live.counter) == 0) {

@@ -5,6 +5,7 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -81,10 +82,8 @@ absl::StatusOr<CgroupIdentity> CgroupIdentityOf(const std::string& dir) {
         absl::StrCat(dir, " is not a cgroup: it is outside the cgroup v2 hierarchy at ", *mount));
   }
   CgroupIdentity identity;
-  for (absl::string_view part : absl::StrSplit(inside, '/', absl::SkipEmpty())) {
-    (void)part;
-    ++identity.level;
-  }
+  // realpath leaves no doubled or trailing slash: one per level below the root.
+  identity.level = static_cast<uint32_t>(std::count(inside.begin(), inside.end(), '/'));
   // The kernfs file handle of a cgroup directory is its 64-bit id (perf and
   // bpftool read it the same way).
   struct {

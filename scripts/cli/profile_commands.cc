@@ -75,8 +75,8 @@ void AddSamplingFlags(FlagSet* flags) {
   AddSymbolFlags(flags);
   flags->Add("mode", "MODE", "cpu",
              "cpu: on-CPU stacks; offcpu: time blocked off the CPU with the stacks it blocked "
-             "in, in microseconds, of the target's threads (-pid, -container or -a) (BPF); wall: both in one graph, rooted under [on-cpu] and "
-             "[off-cpu] (BPF)");
+             "in, in microseconds, of the target's threads (-pid, -container or -a) (BPF); "
+             "wall: both in one graph, rooted under [on-cpu] and [off-cpu] (BPF)");
   flags->Add("backend", "NAME", "perf",
              "on-CPU sampling: perf (every sample to user space) or bpf (stacks counted in the "
              "kernel: flat cost at high -freq; needs CAP_BPF and CAP_PERFMON)");
