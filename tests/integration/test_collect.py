@@ -57,11 +57,20 @@ class CpuSharesTest(unittest.TestCase):
                                    msg=f"{name}: {share:.1f}% of {total} samples (counts {counts})")
 
     def test_root_frame_is_comm_and_callers_are_named(self):
-        burning = [s for s in self.folded if "burn_fifty_percent" in s]
+        burning = {s: n for s, n in self.folded.items() if "burn_fifty_percent" in s}
         self.assertTrue(burning)
+        # A frame-pointer walk cannot see the caller of a function sampled in
+        # its first or last instructions (frame not yet pushed, or already
+        # popped): burn_fifty_percent then sits straight under libc, as in perf.
+        # Such samples must be that case exactly (burn_* the leaf) and rare.
+        prologue = {s: n for s, n in burning.items() if "main" not in s}
         for stack in burning:
             self.assertEqual(stack[0], "cpu_shares")
-            self.assertIn("main", stack)
+        for stack in prologue:
+            self.assertEqual(stack[-1], "burn_fifty_percent", stack)
+        self.assertLessEqual(sum(prologue.values()), max(2, 0.01 * sum(burning.values())),
+                             f"too many stacks without main: {prologue}")
+        for stack in burning.keys() - prologue.keys():
             # main calls burn_*: it must sit above it in the stack.
             self.assertLess(stack.index("main"), stack.index("burn_fifty_percent"))
 
@@ -133,8 +142,14 @@ class DemoCallTreeTest(unittest.TestCase):
 
         under_mix = sum(c for s, c in folded.items() if "mix_block" in s)
         self.assertGreater(under_mix, total * 0.1)
-        # Every mix_block sample has its full chain of callers, in order.
-        self.assertEqual(sum(c for s, c in folded.items() if has_chain(s)), under_mix)
+        # Every mix_block sample has its full chain of callers, in order, but
+        # for the rare one taken in mix_block's first or last instructions,
+        # where a frame-pointer walk cannot see its caller (as in perf).
+        broken = {s: c for s, c in folded.items() if "mix_block" in s and not has_chain(s)}
+        for stack in broken:
+            self.assertEqual(stack[-1], "mix_block", stack)
+            self.assertNotIn("compute_checksum", stack)
+        self.assertLessEqual(sum(broken.values()), max(2, 0.01 * under_mix), broken)
         roots = {s[0] for s in folded}
         self.assertTrue({"demo-worker-1", "demo-worker-2"} <= roots, roots)
 
