@@ -66,8 +66,10 @@ def start_app(seconds, env_extra=None, wrapper=()):
     out = build_app()
     argv = list(wrapper) + [DOTNET, os.path.join(out, "PrimeApp.dll"), str(seconds),
                             str(free_port())]
+    # Its own folder as working directory (ASP.NET's content root): the test's
+    # folder may be under a /tmp that a private tmpfs hides from the app.
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                            env=env, cwd=out)
     wait_ready(proc)
     return proc
 

@@ -1,6 +1,7 @@
 """Helpers for profcpu's integration tests: run the real binary against real
 processes (fixtures built from tests/fixtures/) and read what it wrote."""
 
+import atexit
 import collections
 import json
 import os
@@ -23,6 +24,19 @@ def fixture(name):
     if not os.path.exists(path):
         raise RuntimeError(f"fixture {path} is missing: build the project first")
     return path
+
+
+def fixture_outside_tmp(name):
+    """A copy of a fixture under /var/tmp, for targets that hide /tmp behind a
+    private tmpfs (the build may live under /tmp). Removed at exit."""
+    if name not in _fixture_copies:
+        folder = tempfile.mkdtemp(prefix="profcpu-fixture-", dir="/var/tmp")
+        atexit.register(shutil.rmtree, folder, True)
+        _fixture_copies[name] = shutil.copy2(fixture(name), folder)
+    return _fixture_copies[name]
+
+
+_fixture_copies = {}
 
 
 def fixture_source(name):

@@ -158,7 +158,7 @@ class SymlinkEscapeTest(unittest.TestCase):
     def start_target(self, link_target):
         script = ("mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs {host} && "
                   "ln -s '{link}' /tmp/perf-$$.map && exec {fixture} --regions 4").format(
-                      host=self.host_dir, link=link_target, fixture=t.fixture("fake_jit"))
+                      host=self.host_dir, link=link_target, fixture=t.fixture_outside_tmp("fake_jit"))
         proc, pid = start_fake_jit(["unshare", "--mount", "--propagation", "private",
                                     "sh", "-c", script])
         self.addCleanup(stop, proc)
