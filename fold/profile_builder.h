@@ -20,6 +20,10 @@
 
 namespace profcpu::fold {
 
+// The frames -mode wall roots every stack under, just below the comm.
+inline constexpr char kOnCpuFrame[] = "[on-cpu]";
+inline constexpr char kOffCpuFrame[] = "[off-cpu]";
+
 struct RecordingSummary {
   recording::Header header;
   std::optional<recording::Finish> finish;  // absent if the collector did not finish

@@ -34,6 +34,10 @@ struct FlameGraphOptions {
   // Shown before the hovered frame's description.
   std::string name_type = "Function:";
   Palette palette = Palette::kHot;
+  // Frames named this, and every frame under them, take the blue palette
+  // whatever `palette` is: a wall-clock graph draws its "[off-cpu]" subtree
+  // cool and its on-CPU time warm. Empty: no such subtree.
+  std::string cool_subtree;
   // Background gradient (flamegraph.pl --bgcolors): yellow, blue, green, grey
   // or a flat #rrggbb. Empty: the one that goes with the palette.
   std::string bg_colors;

@@ -177,6 +177,44 @@ TEST(FlameGraphVariantsTest, DotnetPaletteAndPrecompiledMark) {
   EXPECT_EQ(channels(write.fill)[2], 0);                      // orange
 }
 
+TEST(FlameGraphVariantsTest, CoolSubtreeIsBlueWhateverThePalette) {
+  const fold::FoldedProfile wall = Profile({{"app;[on-cpu];main;work;futex_wait", 3},
+                                            {"app;[off-cpu];main;wait;futex_wait", 2}});
+  FlameGraphOptions options;
+  options.cool_subtree = "[off-cpu]";
+  const std::vector<Frame> frames = ParseFrames(Render(wall, options));
+  auto channels = [](const std::string& fill) {
+    int r, g, b;
+    EXPECT_EQ(std::sscanf(fill.c_str(), "rgb(%d,%d,%d)", &r, &g, &b), 3) << fill;
+    return std::vector<int>{r, g, b};
+  };
+  auto blue = [&](const Frame& frame) {
+    const std::vector<int> c = channels(frame.fill);
+    return c[2] > c[0] && c[2] > c[1];
+  };
+  EXPECT_TRUE(blue(Only(frames, "[off-cpu]")));
+  EXPECT_TRUE(blue(Only(frames, "wait")));
+  EXPECT_FALSE(blue(Only(frames, "[on-cpu]")));
+  EXPECT_FALSE(blue(Only(frames, "work")));
+  EXPECT_FALSE(blue(Only(frames, "app")));
+  // One name, two colours: by where the frame is, not what it is called.
+  const std::vector<Frame> futex = Named(frames, "futex_wait");
+  ASSERT_EQ(futex.size(), 2u);
+  EXPECT_NE(blue(futex[0]), blue(futex[1]));
+  // Two "main" frames, both drawn; only the one under [off-cpu] is blue.
+  const std::vector<Frame> mains = Named(frames, "main");
+  ASSERT_EQ(mains.size(), 2u);
+  EXPECT_NE(blue(mains[0]), blue(mains[1]));
+
+  // Without the option, or naming no frame of the graph: the palette alone.
+  for (const std::string& name : {std::string(), std::string("[nowhere]")}) {
+    options.cool_subtree = name;
+    for (const Frame& frame : ParseFrames(Render(wall, options))) {
+      EXPECT_FALSE(blue(frame)) << frame.title;
+    }
+  }
+}
+
 TEST(FlameGraphVariantsTest, RandomColoursDifferBackgroundsApply) {
   fold::FoldedProfile profile;
   for (int i = 0; i < 50; ++i) profile.stacks.push_back({{absl::StrCat("p", i), "same"}, 1});

@@ -48,6 +48,23 @@ FrameWriter::FrameWriter(const FrameTree& tree, const FlameGraphLayout& layout,
   root_info_.label_code_points = 3;
   root_info_.color = FrameColor(options.palette, options.hash_colors, "");
   if (options.random_colors) random_.seed(std::random_device()());
+  MarkCoolSubtrees();
+}
+
+void FrameWriter::MarkCoolSubtrees() {
+  if (options_.cool_subtree.empty()) return;
+  uint32_t marker = FrameTree::kNone;
+  for (uint32_t id = 0; id < tree_.name_count(); ++id) {
+    if (tree_.name(id) == options_.cool_subtree) marker = id;
+  }
+  if (marker == FrameTree::kNone) return;
+  const std::vector<FrameTree::Node>& nodes = tree_.nodes();
+  cool_.assign(nodes.size(), false);
+  // A node is created after its parent, so one pass in id order sees every
+  // parent's mark before its children need it.
+  for (size_t id = 1; id < nodes.size(); ++id) {
+    cool_[id] = nodes[id].name == marker || cool_[nodes[id].parent];
+  }
 }
 
 FrameWriter::NameInfo FrameWriter::Describe(absl::string_view raw_name) {
@@ -114,6 +131,8 @@ Rgb FrameWriter::ColorOf(uint32_t node_id, const NameInfo& info) {
   if (tree_.differential()) {
     return DifferenceColor(tree_.delta(node_id), tree_.max_delta(), options_.negate);
   }
+  const bool cool = !cool_.empty() && cool_[node_id];
+  const Palette palette = cool ? Palette::kBlue : options_.palette;
   if (options_.random_colors) {
     // flamegraph.pl --random: three fresh draws for every frame.
     std::uniform_real_distribution<double> draw(0, 1);
@@ -121,9 +140,9 @@ Rgb FrameWriter::ColorOf(uint32_t node_id, const NameInfo& info) {
     draws.v1 = draw(random_);
     draws.v2 = draw(random_);
     draws.v3 = draw(random_);
-    return PaletteColor(options_.palette, node_id == 0 ? "" : info.label, draws);
+    return PaletteColor(palette, node_id == 0 ? "" : info.label, draws);
   }
-  return info.color;
+  return cool ? FrameColor(palette, options_.hash_colors, info.label) : info.color;
 }
 
 void FrameWriter::WriteTitle(uint32_t node_id, const NameInfo& info) {

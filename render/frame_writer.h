@@ -58,6 +58,8 @@ class FrameWriter {
   void WriteLabel(const NameInfo& info, double width);
   void WriteTitle(uint32_t node_id, const NameInfo& info);
   Rgb ColorOf(uint32_t node_id, const NameInfo& info);
+  // Fills cool_ when options_.cool_subtree names a frame of the tree.
+  void MarkCoolSubtrees();
 
   const FrameTree& tree_;
   const FlameGraphLayout& layout_;
@@ -72,6 +74,7 @@ class FrameWriter {
   std::deque<std::string> cleaned_names_; // names that needed cleaning (stable addresses)
   std::vector<std::string> depth_y_;      // per depth: rect y, then text y
   std::mt19937_64 random_;                // --random only
+  std::vector<bool> cool_;                // by node id; empty when no cool subtree
 };
 
 }  // namespace profcpu::render

@@ -63,6 +63,10 @@ void AddGraphFlags(FlagSet* flags, GraphFlagStyle style) {
   flags->Add("colors", "PALETTE", all ? "hot" : "",
              absl::StrCat("frame colours: ", kPalettes, all ? "" : " (default hot; blue for -mode offcpu)"));
   if (all) flags->Add("color", "PALETTE", "", "same as -colors");
+  flags->Add("cool-subtree", "NAME", "",
+             all ? "draw frames named NAME, and every frame under them, in blue (e.g. [off-cpu])"
+                 : "draw frames named NAME, and every frame under them, in blue (default for "
+                   "-mode wall: [off-cpu]; \"\" for none)");
   flags->Add("bgcolors", "COLOR", "", "background: yellow, blue, green, grey or #rrggbb (default: by palette)");
   flags->Add("hash", "", "", "colour by a hash of the name (similar names, similar colours)");
   if (all) flags->Add("random", "", "", "random colours (differ on every render)");
@@ -103,6 +107,7 @@ absl::Status ReadGraphFlags(const FlagSet& flags, render::FlameGraphOptions* opt
     if (!palette.ok()) return absl::InvalidArgumentError(absl::StrCat("-", flag, ": ", palette.status().message()));
     options->palette = *palette;
   }
+  if (flags.IsSet("cool-subtree")) options->cool_subtree = flags.String("cool-subtree");
   if (flags.IsSet("bgcolors")) options->bg_colors = flags.String("bgcolors");
   if (flags.IsSet("hash")) options->hash_colors = flags.Bool("hash");
   if (flags.IsSet("random")) options->random_colors = flags.Bool("random");

@@ -225,6 +225,7 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
     graph.palette = render::Palette::kBlue;
   } else if (built.summary.mode == "wall") {
     graph.title = "Wall-Clock Time Flame Graph ([on-cpu] and [off-cpu])";
+    graph.cool_subtree = fold::kOffCpuFrame;  // waiting in blue, running in the palette's warm hues
   }
   if (built.summary.microseconds) graph.count_name = "microseconds";
   graph.subtitle = built.summary.header.target;

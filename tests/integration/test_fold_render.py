@@ -213,6 +213,11 @@ class FlamegraphCommandTest(unittest.TestCase):
         # All differ but wakeup (aqua) and chain (blue without waker frames).
         self.assertEqual(fills["wakeup"], fills["aqua"])
         self.assertEqual(fills["chain"], fills["blue"])
+        # --cool-subtree: compute and its callee blue, everything else hot.
+        cool = {name: tuple(map(int, re.findall(r"\d+", f[4])))
+                for name, f in by_name(svg("--cool-subtree", "compute")).items()}
+        self.assertEqual({name for name, (r, g, b) in cool.items() if b > r and b > g},
+                         {"compute", "mix_block"})
         self.assertEqual(len({tuple(v) for v in fills.values()}), len(fills) - 2)
         self.assertNotEqual([f[4] for f in frames(svg("--hash"))], [f[4] for f in frames(plain)])
         self.assertNotEqual(svg("--random"), svg("--random"))

@@ -167,6 +167,29 @@ class WallTest(unittest.TestCase):
         self.assertRegex(svg, r"\[on-cpu\] \([0-9,]+ microseconds")
         self.assertEqual(t.read_metadata(self.run_dir)["collection"]["mode"], "wall")
 
+    def test_waiting_is_blue_and_running_warm(self):
+        with open(os.path.join(self.run_dir, "flamegraph.svg"), encoding="utf-8") as f:
+            svg = f.read()
+        frames = [(name, float(x), float(y), float(w), tuple(map(int, rgb)))
+                  for name, x, y, w, *rgb in re.findall(
+                      r'<g><title>([^<]*?) \([^<]*</title><rect x="([\d.]+)" y="([\d.]+)" '
+                      r'width="([\d.]+)"[^>]*fill="rgb\((\d+),(\d+),(\d+)\)"', svg)]
+        self.assertGreater(len(frames), 10, svg[:2000])
+
+        def subtree(root):
+            (_, x0, y0, w0, _), = [f for f in frames if f[0] == root]
+            # Callees are drawn above their caller (smaller y), within its width.
+            return [f for f in frames if f[2] <= y0 and f[1] >= x0 - 0.01 and
+                    f[1] + f[3] <= x0 + w0 + 0.01]
+
+        def blue(rgb):
+            return rgb[2] > rgb[0] and rgb[2] > rgb[1]
+        waiting, running = subtree("[off-cpu]"), subtree("[on-cpu]")
+        self.assertTrue(any(f[0] == "sleep_phase" for f in waiting), waiting)
+        self.assertTrue(any(f[0] == "compute_phase" for f in running), running)
+        self.assertEqual([f for f in waiting if not blue(f[4])], [])
+        self.assertEqual([f for f in running if blue(f[4])], [])
+
 
 def cgroup_v2_mount():
     for path in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
