@@ -79,6 +79,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   inverted.inverted = true;
   inverted.hash_colors = true;
   inverted.min_width = 0;
+  // A subtree drawn blue, named by the input (colours only: the structure
+  // check below holds whether the neutral names match it or not).
+  if (!profile.stacks.empty() && profile.stacks[0].frames.size() > 1) {
+    inverted.cool_subtree = profile.stacks[0].frames[1];
+  }
   for (const auto& opts : {options, inverted}) {
     auto svg = render::RenderFlameGraph(profile, opts);
     Check(svg.ok(), "rendering failed with valid options");
