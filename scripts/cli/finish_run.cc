@@ -27,7 +27,7 @@ absl::Status FinishRun(const std::string& dir, const PipelineResult& result,
   RunFacts facts;
   facts.summary = &result.summary;
   facts.symbols = &result.symbols;
-  facts.unknown_frames_in_samples = result.unknown_frames_in_samples;
+  facts.unknown_frames = &result.unknown_frames;
   facts.warnings = log->warnings();
   facts.files = files;
   PROFCPU_RETURN_IF_ERROR(
@@ -54,7 +54,7 @@ std::string SummaryLine(const PipelineResult& result) {
   }
   if (s.lost_stacks > 0) absl::StrAppend(&line, ", ", s.lost_stacks, " stacks lost");
   if (s.truncated_stacks > 0) absl::StrAppend(&line, ", ", s.truncated_stacks, " truncated stacks");
-  absl::StrAppend(&line, ", ", result.unknown_frames_in_samples, " unknown frames");
+  line.append(DescribeUnknownFrames(result.unknown_frames));
   return line;
 }
 

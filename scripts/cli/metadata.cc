@@ -62,13 +62,20 @@ std::string FormatMetadataJson(const RunFacts& facts) {
                             {"not_unwound", s.dwarf_not_unwound},
                             {"user_stack_bytes", h.user_stack_size}};
   }
+  const UnknownFrames no_unknown_frames;
+  const UnknownFrames& unknown =
+      facts.unknown_frames != nullptr ? *facts.unknown_frames : no_unknown_frames;
   if (facts.symbols != nullptr) {
     j["symbols"] = {{"distinct_locations", facts.symbols->requested},
                     {"resolved", facts.symbols->resolved},
                     {"unknown", facts.symbols->unknown},
-                    {"unknown_frames_in_samples", facts.unknown_frames_in_samples},
+                    {"unknown_frames_in_samples", unknown.total},
                     {"modules_with_debug_info", facts.symbols->with_debug_info},
                     {"retried_with_symbol_dirs", facts.symbols->retried}};
+    // Where they are: every module, most frames first (an object keeps that order).
+    nlohmann::ordered_json by_module = nlohmann::ordered_json::object();
+    for (const auto& [module, count] : unknown.by_module) by_module[module] = count;
+    j["symbols"]["unknown_frames_by_module"] = by_module;
   }
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
   for (const recording::ProcessInfo& p : s.processes) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fold/profile_builder.h"
+#include "scripts/cli/unknown_frames.h"
 #include "symbolize/symbolizer.h"
 
 namespace profcpu::cli {
@@ -15,7 +16,7 @@ namespace profcpu::cli {
 struct RunFacts {
   const fold::RecordingSummary* summary = nullptr;
   const symbolize::SymbolizeStats* symbols = nullptr;
-  uint64_t unknown_frames_in_samples = 0;  // samples' frames that stayed [unknown]
+  const UnknownFrames* unknown_frames = nullptr;  // samples' frames that stayed [unknown]
   std::vector<std::string> warnings;
   std::vector<std::string> files;
 };

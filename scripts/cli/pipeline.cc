@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "collector/base/file_io.h"
@@ -65,17 +66,26 @@ void LoadSnapshot(const std::string& path, std::vector<symbolize::Module>* modul
   log->Info(absl::StrCat("loaded ", table->size(), " symbolized locations from ", path));
 }
 
-uint64_t CountUnknownFrames(const fold::Profile& profile) {
-  std::vector<bool> unknown(profile.location_count());
-  for (size_t i = 0; i < unknown.size(); ++i) {
-    const auto* s = profile.symbols().Find(profile.location(static_cast<uint32_t>(i)).code);
-    unknown[i] = s == nullptr || s->frames.empty();
+// Where the unknown frames are, most first, and how to name a file's.
+void LogUnknownFrames(const UnknownFrames& unknown, RunLog* log) {
+  if (unknown.by_module.empty()) return;
+  constexpr size_t kShown = 8;
+  std::string line = "unknown frames by module:";
+  bool file = false;
+  for (size_t i = 0; i < unknown.by_module.size() && i < kShown; ++i) {
+    const auto& [module, count] = unknown.by_module[i];
+    absl::StrAppend(&line, i == 0 ? " " : ", ", module, " ", count);
+    file = file || (absl::StartsWith(module, "/") && !absl::StartsWith(module, "//"));
   }
-  uint64_t count = 0;
-  for (const fold::Sample& sample : profile.samples()) {
-    for (uint32_t id : profile.stack(sample.stack)) count += unknown[id] ? 1 : 0;
+  if (unknown.by_module.size() > kShown) {
+    absl::StrAppend(&line, ", and ", unknown.by_module.size() - kShown, " more modules");
   }
-  return count;
+  log->Info(line);
+  if (file) {
+    log->Info("a library's frames are named by its debug file (same build-id): install its "
+              "debug package, or give its directory with -symbols DIR (collect, record or "
+              "postprocess)");
+  }
 }
 
 }  // namespace
@@ -151,7 +161,8 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
   for (const std::string& warning : result.symbols.warnings) log->Warn(warning);
   log->Info(absl::StrCat("symbolized ", result.symbols.requested, " new locations: ",
                          result.symbols.resolved, " named, ", result.symbols.unknown, " unknown"));
-  result.unknown_frames_in_samples = CountUnknownFrames(profile);
+  result.unknown_frames = CountUnknownFrames(profile);
+  LogUnknownFrames(result.unknown_frames, log);
 
   absl::flat_hash_set<uint32_t> jit_pids;
   for (const auto& request : built.requests) {

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "fold/profile_builder.h"
+#include "scripts/cli/unknown_frames.h"
 #include "scripts/cli/run_log.h"
 #include "scripts/cli/run_outputs.h"
 #include "symbolize/symbolizer.h"
@@ -36,7 +37,7 @@ struct PipelineOptions {
 struct PipelineResult {
   fold::RecordingSummary summary;
   symbolize::SymbolizeStats symbols;
-  uint64_t unknown_frames_in_samples = 0;
+  UnknownFrames unknown_frames;
   // Processes with JIT/anonymous frames: whose perf maps are worth keeping.
   std::vector<uint32_t> jit_pids;
   // Copies of the processes' JIT files in the run folder (jit/...), relative

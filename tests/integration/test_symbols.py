@@ -157,8 +157,18 @@ class DebugFileTest(unittest.TestCase):
 
     def test_late_symbolization_by_build_id(self):
         app = self.app_dir("symfix_buildid")  # no debug file anywhere near
-        run = record(os.path.join(self.tmp.path, "out"), [os.path.join(app, "symfix_buildid"), "1.5"])
+        binary = os.path.join(app, "symfix_buildid")
+        run = record(os.path.join(self.tmp.path, "out"), [binary, "1.5"])
         self.assertFalse(any(has("symfix::Churn")(s) for s in folded(run)))
+        # The run says where its unknown frames are: mostly in the stripped binary.
+        symbols_meta = t.read_metadata(run)["symbols"]
+        by_module = symbols_meta["unknown_frames_by_module"]
+        self.assertEqual(sum(by_module.values()), symbols_meta["unknown_frames_in_samples"])
+        self.assertEqual(next(iter(by_module)), binary, by_module)
+        with open(os.path.join(run, "profcpu.log"), encoding="utf-8") as f:
+            log = f.read()
+        self.assertIn(f"unknown frames by module: {binary} {by_module[binary]}", log)
+        self.assertIn("-symbols DIR", log)
         # On the "laptop": the archive and a build-id tree of debug files.
         hex_id = build_id(symfix("symfix_buildid"))
         symbols = os.path.join(self.tmp.path, "symbols")
@@ -169,6 +179,7 @@ class DebugFileTest(unittest.TestCase):
                                   ["-symbols", symbols])
         self.assert_named(laptop)
         self.assertGreater(t.read_metadata(laptop)["symbols"]["retried_with_symbol_dirs"], 0)
+        self.assertNotIn(binary, t.read_metadata(laptop)["symbols"]["unknown_frames_by_module"])
         # Without the symbol directory, the same archive stays unnamed.
         bare = postprocess_copy(run, os.path.join(self.tmp.path, "bare"))
         self.assertFalse(any(has("symfix::Churn")(s) for s in folded(bare)))
