@@ -66,6 +66,7 @@ absl::Status BpfCollection::TrackProcess(pid_t pid, uint64_t since_ns) {
 absl::Status BpfCollection::Poll(uint64_t now_ns, bool final, RecordOrderer* orderer) {
   auto sink = [orderer](recording::Record&& record) { orderer->Add(std::move(record)); };
   session_->DrainEvents(sink);
+  if (final) session_->ReportStaysInProgress(now_ns, sink);
   if (final || now_ns - last_counts_ns_ >= kCountIntervalNs) {
     PROFCPU_RETURN_IF_ERROR(session_->DrainCounts(now_ns, sink));
     session_->DrainLosses(now_ns, sink);

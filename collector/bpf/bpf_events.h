@@ -45,6 +45,18 @@ struct profcpu_switch_out {
   __u32 user_bytes;
 };
 
+// Value of the `blocked` map (key: the kernel's thread id): a thread in
+// scope that switched out and has not run since. User space reads it when
+// collection ends, for the stays still in progress.
+struct profcpu_blocked {
+  __u64 start_ns;  // CLOCK_MONOTONIC, when it switched out
+  __u64 woken_ns;  // when it was woken (sched_wakeup), 0 until then
+  __u32 state;
+  __u32 cpu;
+  __u32 pid;  // its process and thread in profcpu's pid namespace,
+  __u32 tid;  // read while it was the current task
+};
+
 // Key and value of the `counts` map: on-CPU samples counted in the kernel.
 struct profcpu_count_key {
   __u32 pid;

@@ -315,6 +315,48 @@ void BpfSession::DrainEvents(const Sink& sink) {
   draining_sink_ = nullptr;
 }
 
+void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
+  if (!options_.offcpu) return;
+  const int fd = bpf_map__fd(skeleton_->maps.blocked);
+  const uint64_t min_start = __atomic_load_n(&skeleton_->bss->min_start_ns, __ATOMIC_RELAXED);
+  // The programs still run: a key may vanish under the walk, and the walk
+  // then starts over from the first key. The set skips what was reported,
+  // the bound ends a walk that keeps starting over.
+  absl::flat_hash_set<uint32_t> seen;
+  const uint32_t max_steps = 2 * bpf_map__max_entries(skeleton_->maps.blocked);
+  uint32_t key = 0;
+  bool first = true;
+  for (uint32_t step = 0; step < max_steps; ++step) {
+    uint32_t next;
+    if (bpf_map_get_next_key(fd, first ? nullptr : &key, &next) != 0) break;
+    first = false;
+    key = next;
+    profcpu_blocked b;
+    if (!seen.insert(key).second || bpf_map_lookup_elem(fd, &key, &b) != 0) continue;
+    // Woken but not seen running: it either waits for a CPU or ran without
+    // the tracepoint saying so (see flush_missed_switch_in); end it at the
+    // wakeup, as the programs do.
+    const uint64_t end = b.woken_ns > b.start_ns ? std::min<uint64_t>(b.woken_ns, now_ns) : now_ns;
+    if (b.start_ns < min_start || b.start_ns >= end) continue;
+    recording::OffCpuSample off;
+    off.time_ns = end;
+    off.duration_ns = end - b.start_ns;
+    off.pid = b.pid;
+    off.tid = b.tid;
+    off.cpu = b.cpu;
+    off.state = b.state;
+    off.kernel_stack = off.user_stack = recording::kNoStack;
+    if (auto it = pending_stays_.find(b.tid); it != pending_stays_.end()) {
+      off.kernel_stack = it->second.kernel_stack;
+      off.user_stack = it->second.user_stack;
+      pending_stays_.erase(it);
+    }
+    ++counters_.offcpu_events;
+    ++counters_.stays_in_progress;
+    sink(std::move(off));
+  }
+}
+
 absl::Status BpfSession::DrainCounts(uint64_t now_ns, const Sink& sink) {
   if (!options_.oncpu || options_.timestamps) return absl::OkStatus();
   int fd = bpf_map__fd(skeleton_->maps.counts);

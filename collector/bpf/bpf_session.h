@@ -49,6 +49,7 @@ struct BpfCounters {
   uint64_t offcpu_events = 0;
   uint64_t samples = 0;  // on-CPU samples (counted or timestamped)
   uint64_t stacks = 0;   // distinct stacks written
+  uint64_t stays_in_progress = 0;  // off-CPU stays cut at the end (ReportStaysInProgress)
   uint64_t losses[PROFCPU_LOSS_COUNT] = {};
 };
 
@@ -76,6 +77,10 @@ class BpfSession {
 
   // Turns every event in the ring buffer into records.
   void DrainEvents(const Sink& sink);
+  // Reports the threads still off the CPU at `now_ns` as stays ending then,
+  // so a thread that blocked and never ran again (a hang, a deadlock) shows
+  // up. Call once, when collection ends, after a last DrainEvents.
+  void ReportStaysInProgress(uint64_t now_ns, const Sink& sink);
   // Emits a StackSample for every (thread, CPU, stacks) whose count grew
   // since the last call, stamped `now_ns`.
   absl::Status DrainCounts(uint64_t now_ns, const Sink& sink);

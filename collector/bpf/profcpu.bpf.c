@@ -84,15 +84,6 @@ struct {
   __uint(max_entries, 1024);
 } requested SEC(".maps");
 
-struct blocked {
-  __u64 start_ns;  // CLOCK_MONOTONIC, when it switched out
-  __u64 woken_ns;  // when it was woken (sched_wakeup), 0 until then
-  __u32 state;
-  __u32 cpu;
-  __u32 pid;  // its process and thread in profcpu's pid namespace,
-  __u32 tid;  // read while it was the current task
-};
-
 // A switch-out event is built here (too big for the BPF stack), then
 // copied into the ring buffer at its actual size.
 struct switch_out_scratch {
@@ -114,7 +105,7 @@ const volatile __u32 inline_stack_bytes = PROFCPU_MAX_STACK_DEPTH * 8;
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __type(key, __u32);  // tid
-  __type(value, struct blocked);
+  __type(value, struct profcpu_blocked);
   __uint(max_entries, 65536);
 } blocked SEC(".maps");
 
@@ -194,7 +185,7 @@ static __always_inline bool in_scope(struct task_struct *prev, __u32 ns_tgid) {
 }
 
 // Reports a stay off the CPU that ended at `end_ns`.
-static __always_inline void emit_offcpu(struct blocked *b, __u64 end_ns) {
+static __always_inline void emit_offcpu(struct profcpu_blocked *b, __u64 end_ns) {
   if (b->start_ns < min_start_ns) return;
   struct profcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
   if (e == NULL) {
@@ -219,7 +210,7 @@ static __always_inline void emit_offcpu(struct blocked *b, __u64 end_ns) {
 // sched_switch tracing misses the same switches, about one in a few hundred
 // under load), so the stay is taken to end when the task was woken; only
 // its wait for a CPU after the wakeup, if any, is left out.
-static __always_inline void flush_missed_switch_in(struct blocked *b) {
+static __always_inline void flush_missed_switch_in(struct profcpu_blocked *b) {
   if (b->woken_ns <= b->start_ns) {
     count_loss(PROFCPU_LOSS_MISSED_SWITCH);
     return;
@@ -271,11 +262,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   // are the ones it blocks with.
   __u32 ns_tgid, ns_tid;
   if (current_ns_ids(&ns_tgid, &ns_tid) && in_scope(prev, ns_tgid)) {
-    struct blocked *missed = bpf_map_lookup_elem(&blocked, &prev_tid);
+    struct profcpu_blocked *missed = bpf_map_lookup_elem(&blocked, &prev_tid);
     if (missed != NULL) flush_missed_switch_in(missed);
     __u32 state = task_state(prev);
     if (!(state & TASK_DEAD)) {
-      struct blocked b = {};
+      struct profcpu_blocked b = {};
       b.start_ns = now;
       b.state = state;
       b.cpu = bpf_get_smp_processor_id();
@@ -290,7 +281,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   }
 
   __u32 next_tid = BPF_CORE_READ(next, pid);
-  struct blocked *b = bpf_map_lookup_elem(&blocked, &next_tid);
+  struct profcpu_blocked *b = bpf_map_lookup_elem(&blocked, &next_tid);
   if (b == NULL) return 0;
   emit_offcpu(b, now);
   bpf_map_delete_elem(&blocked, &next_tid);
@@ -302,7 +293,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(on_wakeup, struct task_struct *task) {
   __u32 tid = BPF_CORE_READ(task, pid);
-  struct blocked *b = bpf_map_lookup_elem(&blocked, &tid);
+  struct profcpu_blocked *b = bpf_map_lookup_elem(&blocked, &tid);
   if (b != NULL) b->woken_ns = bpf_ktime_get_ns();
   return 0;
 }
@@ -330,7 +321,7 @@ int BPF_PROG(on_exit, struct task_struct *task) {
   __u32 tid = BPF_CORE_READ(task, pid);
   // Its last stay, if the switch that ended it went unreported: the final
   // switch-out comes after this tracepoint, and finds nothing on record.
-  struct blocked *missed = bpf_map_lookup_elem(&blocked, &tid);
+  struct profcpu_blocked *missed = bpf_map_lookup_elem(&blocked, &tid);
   if (missed != NULL) {
     flush_missed_switch_in(missed);
     bpf_map_delete_elem(&blocked, &tid);

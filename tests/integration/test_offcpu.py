@@ -280,6 +280,33 @@ class ScopeTest(unittest.TestCase):
                                msg=f"the fixture measured {said}")
 
 
+class StayInProgressTest(unittest.TestCase):
+    """A thread that blocks during collection and is still blocked when it
+    ends (a hang) counts up to the end instead of vanishing."""
+
+    def test_blocked_until_the_end(self):
+        tmp = t.TempDir()
+        self.addCleanup(tmp.cleanup)
+        # After a second (profcpu attached by then), main blocks on a pipe and
+        # its helper in nanosleep, both for 60 s: far past the collection.
+        fixture = subprocess.Popen(["sh", "-c", f"sleep 1 && exec {t.fixture('offcpu_blocker')} "
+                                    "1 60000"], stdout=subprocess.DEVNULL)
+        self.addCleanup(t.stop, fixture)
+        seconds = 3
+        result = t.run_profcpu(["collect", "-pid", str(fixture.pid), "-mode", "offcpu",
+                                "-duration", str(seconds), "-out", tmp.path], timeout=60)
+        run_dir = result.stdout.strip().splitlines()[-1]
+        folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        self.assertIsNone(fixture.poll(), "the fixture must still be blocked")
+        on_pipe = weight(folded, named("main"), named("block_on_pipe"), containing("pipe_read"))
+        # Blocked from about 1 s in (after the shell's sleep and the exec) to
+        # the end: well over half of the remaining two seconds, never more.
+        self.assertGreater(on_pipe, 1.0e6, folded)
+        self.assertLess(on_pipe, seconds * 1e6, folded)
+        helper = weight(folded, named("offcpu_blocker"), containing("nanosleep"))
+        self.assertGreater(helper, 1.0e6, folded)
+
+
 class PidNamespaceTest(unittest.TestCase):
     """profcpu and its target in a PID namespace of their own, as in a
     sidecar sharing the app's: the kernel's pids are not the ones profcpu
