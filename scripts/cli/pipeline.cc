@@ -13,6 +13,7 @@
 #include "collector/recording/recording_reader.h"
 #include "fold/folded_writer.h"
 #include "fold/perf_script_writer.h"
+#include "fold/probe_frames.h"
 #include "render/flamegraph.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/jit_files.h"
@@ -186,6 +187,15 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, Ru
     size_t stripped = symbolize::StripTierSuffixes(&profile.symbols());
     log->Info(absl::StrCat("-strip-tiers: removed the tier annotation from ", stripped,
                            " JIT frame names"));
+  }
+
+  // Off-CPU stacks end where the thread slept, not in the probe that saw it.
+  if (built.summary.mode != "cpu") {
+    const uint64_t trimmed = fold::TrimProbeFrames(built.summary.mode == "offcpu", &profile);
+    if (trimmed > 0) {
+      log->Info(absl::StrCat("dropped the scheduler probe's frames from ", trimmed,
+                             " off-CPU stacks"));
+    }
   }
 
   // postprocess -pid/-tid/-comm/-from/-to/-no-idle: every output below shows

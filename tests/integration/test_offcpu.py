@@ -3,6 +3,7 @@ real BPF programs: blocked time attributed to the right stacks within 10%,
 wall mode split between [on-cpu] and [off-cpu], in-kernel counted on-CPU
 samples, and exact explanations when BPF is not allowed."""
 
+import collections
 import os
 import re
 import shutil
@@ -16,6 +17,17 @@ import profcpu_testing as t
 ROUNDS = 4
 MS = 150
 KNOWN_US = ROUNDS * MS * 1000
+WAYS = ("block_on_pipe", "block_on_futex", "block_in_nanosleep")
+
+
+def measured_us(said):
+    """The time offcpu_blocker measured for each way, in microseconds (its
+    line "pipe=S futex=S nanosleep=S"). At least the nominal KNOWN_US; more on
+    a loaded machine, where waking up waits for a CPU (off-CPU time too)."""
+    m = re.search(r"pipe=([\d.]+) futex=([\d.]+) nanosleep=([\d.]+)", said)
+    if m is None:
+        raise AssertionError(f"offcpu_blocker did not print its times: {said!r}")
+    return dict(zip(WAYS, (float(x) * 1e6 for x in m.groups())))
 
 
 def record(out_dir, args, command, timeout=120):
@@ -67,14 +79,25 @@ class OffCpuTest(unittest.TestCase):
     def assertKnownTime(self, function, kernel_frame):
         user = weight(self.folded, named("main"), named(function))
         with_kernel = weight(self.folded, named("main"), named(function), containing(kernel_frame))
-        self.assertAlmostEqual(user, KNOWN_US, delta=KNOWN_US * 0.10,
-                               msg=f"{function}: {user} us off-CPU, expected {KNOWN_US} (the "
-                                   f"fixture measured {self.fixture_said})\n{self.folded}")
+        known = measured_us(self.fixture_said)[function]
+        self.assertGreater(known, KNOWN_US * 0.98, self.fixture_said)
+        self.assertAlmostEqual(user, known, delta=known * 0.10,
+                               msg=f"{function}: {user} us off-CPU, the fixture measured "
+                                   f"{known:.0f}\n{self.folded}")
         # The kernel's path shows why it blocked.
         self.assertAlmostEqual(with_kernel, user, delta=KNOWN_US * 0.02, msg=kernel_frame)
 
     def test_pipe_read_time_is_attributed(self):
         self.assertKnownTime("block_on_pipe", "pipe_read")
+
+    def test_stacks_end_where_the_thread_slept(self):
+        # Not in the scheduler probe's own frames (__traceiter_sched_switch
+        # and the like): those are profcpu's, not the application's.
+        probe = ("__traceiter_", "__bpf_trace_", "bpf_trace_run", "bpf_prog_")
+        leaves = collections.Counter(stack[-1] for stack in self.folded)
+        self.assertFalse([leaf for leaf in leaves if leaf.startswith(probe)], leaves)
+        self.assertGreater(sum(c for leaf, c in leaves.items() if "schedule" in leaf),
+                           0.9 * sum(leaves.values()), leaves)
 
     def test_futex_wait_time_is_attributed(self):
         self.assertKnownTime("block_on_futex", "futex_wait")
@@ -238,9 +261,9 @@ class ScopeTest(unittest.TestCase):
         meta = t.read_metadata(run_dir)
         self.assertEqual(meta["collection"]["stop_reason"], "container exited")
         self.assertEqual(meta["target"], f"cgroup {cgroup}")
-        for function in ("block_on_pipe", "block_on_futex", "block_in_nanosleep"):
+        for function, known in measured_us(said).items():
             user = weight(folded, named("main"), named(function))
-            self.assertAlmostEqual(user, KNOWN_US, delta=KNOWN_US * 0.10,
+            self.assertAlmostEqual(user, known, delta=known * 0.10,
                                    msg=f"{function}: {user} us (the fixture measured {said})\n"
                                        f"{folded}")
         # Only the cgroup's processes: the shell that became the fixture, and
@@ -276,7 +299,8 @@ class ScopeTest(unittest.TestCase):
                                  f.read(), re.M):
                 if m.group(1) == m.group(2) == str(fixture.pid) and int(m.group(3)) > MS * 700:
                     long_stays += int(m.group(3))
-        self.assertAlmostEqual(long_stays, 3 * KNOWN_US, delta=3 * KNOWN_US * 0.10,
+        known = sum(measured_us(said).values())
+        self.assertAlmostEqual(long_stays, known, delta=known * 0.10,
                                msg=f"the fixture measured {said}")
 
 
@@ -321,15 +345,16 @@ class PidNamespaceTest(unittest.TestCase):
                                  "record", "-out", self.tmp.path, *args, "--", *command],
                                 capture_output=True, text=True, timeout=120)
         self.assertEqual(result.returncode, 0, result.stderr)
+        self.said = result.stdout
         run_dir = result.stdout.strip().splitlines()[-1]
         return run_dir, t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
 
     def test_offcpu_known_times(self):
         run_dir, folded = self.record_in_namespace(
             ["-mode", "offcpu"], [t.fixture("offcpu_blocker"), str(ROUNDS), str(MS)])
-        for function in ("block_on_pipe", "block_on_futex", "block_in_nanosleep"):
+        for function, known in measured_us(self.said).items():
             user = weight(folded, named("main"), named(function))
-            self.assertAlmostEqual(user, KNOWN_US, delta=KNOWN_US * 0.10, msg=f"{function}: {folded}")
+            self.assertAlmostEqual(user, known, delta=known * 0.10, msg=f"{function}: {folded}")
         # profcpu is pid 1 there; the fixture it started is pid 2.
         self.assertEqual([p["pid"] for p in t.read_metadata(run_dir)["processes"]][:1], [2])
 
