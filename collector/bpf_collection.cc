@@ -63,6 +63,12 @@ absl::Status BpfCollection::TrackProcess(pid_t pid, uint64_t since_ns) {
   return pid > 0 ? session_->TrackProcess(pid) : absl::OkStatus();
 }
 
+absl::StatusOr<uint64_t> BpfCollection::SnapshotBlockedThreads(RecordOrderer* orderer) {
+  if (options_.mode == ProfileMode::kCpu) return 0;
+  return session_->SnapshotBlockedThreads(
+      [orderer](recording::Record&& record) { orderer->Add(std::move(record)); });
+}
+
 absl::Status BpfCollection::Poll(uint64_t now_ns, bool final, RecordOrderer* orderer) {
   auto sink = [orderer](recording::Record&& record) { orderer->Add(std::move(record)); };
   session_->DrainEvents(sink);

@@ -57,6 +57,10 @@ class BpfCollection {
   // profcpu releases it, so its first children are not missed, but its wait
   // for that release is not its own off-CPU time.
   absl::Status TrackProcess(pid_t pid, uint64_t since_ns);
+  // For targets already running (collect, not record), after TrackProcess:
+  // the threads in scope blocked already get a stay from `since_ns` on
+  // (BpfSession::SnapshotBlockedThreads). Returns how many; 0 in -mode cpu.
+  absl::StatusOr<uint64_t> SnapshotBlockedThreads(RecordOrderer* orderer);
   // Moves what the programs recorded into `orderer`: ring-buffer events on
   // every call, counts and losses once a second (and when `final`).
   absl::Status Poll(uint64_t now_ns, bool final, RecordOrderer* orderer);

@@ -213,7 +213,14 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, MonotonicNowNs()));
     PROFCPU_RETURN_IF_ERROR(target->Start());
   } else {
-    if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
+    if (bpf) {
+      PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
+      PROFCPU_ASSIGN_OR_RETURN(uint64_t blocked, bpf->SnapshotBlockedThreads(&orderer));
+      if (blocked > 0) {
+        result.notes.push_back(absl::StrCat(blocked, " threads were already blocked when "
+                                            "collection began: their time counts from then"));
+      }
+    }
     // Stamped with the start time, before any sample, so replay sees them first.
     for (pid_t existing : target->ExistingProcesses()) {
       roots.Add(existing);

@@ -58,6 +58,7 @@ struct CollectionResult {
   int command_exit_code = -1;  // record mode: the command's exit code
   bool kernel_stacks = true;
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // facts worth a line in the log
   pid_t target_pid = 0;  // pid or command mode; 0 for a container or every process
   uint64_t start_time_ns = 0;
   uint64_t end_time_ns = 0;

@@ -55,7 +55,14 @@ struct profcpu_blocked {
   __u32 cpu;
   __u32 pid;  // its process and thread in profcpu's pid namespace,
   __u32 tid;  // read while it was the current task
+  __u32 flags;  // PROFCPU_BLOCKED_*
+  __u32 pad;
 };
+
+// The stay was recorded by the snapshot of threads already blocked when
+// collection began, not by a switch: it may have raced with the thread's
+// wakeup, in which case nothing is lost when it goes unreported.
+#define PROFCPU_BLOCKED_SNAPSHOT 1
 
 // Key and value of the `counts` map: on-CPU samples counted in the kernel.
 struct profcpu_count_key {

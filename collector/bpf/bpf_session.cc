@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "collector/bpf/bpf_support.h"
 #include "collector/bpf/profcpu_bpf.skel.h"
+#include "collector/base/file_io.h"
 #include "collector/base/status_macros.h"
 
 namespace profcpu::collector {
@@ -70,6 +72,16 @@ void AppendAddresses(const uint64_t* ips, size_t count, std::vector<uint64_t>* o
     if (ips[i] >= kPerfContextMax) continue;
     out->push_back(ips[i]);
   }
+}
+
+// Whether thread `tid` of process `pid` (profcpu's pid namespace) is
+// running or runnable now, by /proc's state letter.
+bool IsRunning(uint32_t pid, uint32_t tid) {
+  auto stat = base::ReadFileBounded(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"), 4096);
+  if (!stat.ok()) return false;
+  // "tid (comm) S ...": the comm may hold ") ", the last one ends it.
+  const size_t end = stat->rfind(") ");
+  return end != std::string::npos && end + 2 < stat->size() && (*stat)[end + 2] == 'R';
 }
 
 int32_t StackIdOf(__s32 id) { return id < 0 ? recording::kNoStack : id; }
@@ -135,6 +147,11 @@ absl::Status BpfSession::Load() {
                           static_cast<uint32_t>(options_.max_stack_depth) * sizeof(uint64_t));
   bpf_map__set_max_entries(skeleton_->maps.stacks, options_.stack_map_entries);
   // Maps a mode does not use shrink to one entry (hash maps are preallocated).
+  // bpf_copy_from_user_task and sleepable task iterators: Linux 5.18.
+  const BpfFacts facts = GatherBpfFacts();
+  can_snapshot_ = options_.offcpu && (facts.kernel_major > 5 ||
+                                      (facts.kernel_major == 5 && facts.kernel_minor >= 18));
+  if (!can_snapshot_) bpf_program__set_autoload(skeleton_->progs.snapshot_blocked, false);
   if (!options_.offcpu) {
     bpf_program__set_autoload(skeleton_->progs.on_switch, false);
     bpf_program__set_autoload(skeleton_->progs.on_fork, false);
@@ -188,6 +205,37 @@ absl::Status BpfSession::AttachScheduler() {
     links_.push_back(link);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> BpfSession::SnapshotBlockedThreads(const Sink& sink) {
+  if (!can_snapshot_) return 0;
+  bpf_link* link = bpf_program__attach_iter(skeleton_->progs.snapshot_blocked, nullptr);
+  if (link == nullptr) return Failure(errno, "attach the blocked-thread snapshot");
+  absl::Status status;
+  uint64_t bytes = 0;
+  const int fd = bpf_iter_create(bpf_link__fd(link));
+  if (fd < 0) {
+    status = Failure(errno, "start the blocked-thread snapshot");
+  } else {
+    // Reading runs the program over the tasks; it writes a profcpu_blocked
+    // per thread it records, and each read returns with a buffer full.
+    std::vector<char> buffer(64 * 1024);
+    while (true) {
+      const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+      if (got == 0) break;
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        status = Failure(errno, "run the blocked-thread snapshot");
+        break;
+      }
+      bytes += static_cast<uint64_t>(got);
+      DrainEvents(sink);
+    }
+    ::close(fd);
+  }
+  bpf_link__destroy(link);
+  if (!status.ok()) return status;
+  return bytes / sizeof(profcpu_blocked);
 }
 
 absl::Status BpfSession::AttachToPerfEvent(int perf_event_fd) {
@@ -338,6 +386,11 @@ void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
     // wakeup, as the programs do.
     const uint64_t end = b.woken_ns > b.start_ns ? std::min<uint64_t>(b.woken_ns, now_ns) : now_ns;
     if (b.start_ns < min_start || b.start_ns >= end) continue;
+    // A snapshot that raced with the thread's wakeup leaves an entry for a
+    // thread that has been running since (and never switched out to clear it).
+    if ((b.flags & PROFCPU_BLOCKED_SNAPSHOT) != 0 && b.woken_ns == 0 && IsRunning(b.pid, b.tid)) {
+      continue;
+    }
     recording::OffCpuSample off;
     off.time_ns = end;
     off.duration_ns = end - b.start_ns;

@@ -72,6 +72,13 @@ class BpfSession {
   void IgnoreStaysBefore(uint64_t time_ns);
   // Attaches the off-CPU programs (sched_switch, fork, exit).
   absl::Status AttachScheduler();
+  // Records a stay from now on (or from IgnoreStaysBefore's time) for every
+  // thread in scope that is blocked already, with its stacks: call after
+  // AttachScheduler and TrackProcess, when profiling running processes.
+  // Returns how many threads it found; 0 without doing anything on kernels
+  // before 5.18 (no sleepable task iterator reading another task's memory).
+  // The stacks come as ring-buffer events, drained into `sink` as it goes.
+  absl::StatusOr<uint64_t> SnapshotBlockedThreads(const Sink& sink);
   // Attaches the sampling program to a perf event (one of the Sampler's).
   absl::Status AttachToPerfEvent(int perf_event_fd);
 
@@ -112,6 +119,7 @@ class BpfSession {
   static int OnEvent(void* context, void* data, size_t size);
 
   BpfOptions options_;
+  bool can_snapshot_ = false;  // snapshot_blocked is loaded
   profcpu_bpf* skeleton_ = nullptr;
   ring_buffer* ring_ = nullptr;
   std::vector<bpf_link*> links_;

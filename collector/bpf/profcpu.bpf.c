@@ -212,7 +212,7 @@ static __always_inline void emit_offcpu(struct profcpu_blocked *b, __u64 end_ns)
 // its wait for a CPU after the wakeup, if any, is left out.
 static __always_inline void flush_missed_switch_in(struct profcpu_blocked *b) {
   if (b->woken_ns <= b->start_ns) {
-    count_loss(PROFCPU_LOSS_MISSED_SWITCH);
+    if (!(b->flags & PROFCPU_BLOCKED_SNAPSHOT)) count_loss(PROFCPU_LOSS_MISSED_SWITCH);
     return;
   }
   emit_offcpu(b, b->woken_ns);
@@ -333,6 +333,131 @@ int BPF_PROG(on_exit, struct task_struct *task) {
     __u32 ns_tgid, ns_tid;
     if (current_ns_ids(&ns_tgid, &ns_tid)) bpf_map_delete_elem(&requested, &ns_tgid);
   }
+  return 0;
+}
+
+// ---- Threads already blocked when collection begins --------------------
+// on_switch sees a thread only when it switches out; one that blocked
+// before the programs were attached (an idle worker, a thread stuck on a
+// lock) would only count from its next block. snapshot_blocked runs once
+// over every task when collection of a running target begins and records,
+// for each blocked thread in scope, a stay starting then, with its stacks:
+// the kernel's from bpf_get_task_stack, the user's by walking its frame
+// pointers from the registers it entered the kernel with (as perf's
+// call chains do, here in the task's memory: a sleepable program).
+
+// Linux 6.1 replaced cgroup::ancestor_ids[] with ancestors[].
+struct cgroup___pre_6_1 {
+  __u64 ancestor_ids[0];
+} __attribute__((preserve_access_index));
+
+// The number of `pid` in profcpu's pid namespace, 0 when it has none there.
+static __always_inline __u32 number_in_profcpu_ns(struct pid *pid) {
+  if (pid == NULL) return 0;
+  __u32 level = BPF_CORE_READ(pid, level);
+  // include/linux/pid_namespace.h: MAX_PID_NS_LEVEL is 32.
+  for (__u32 i = 0; i < 33; ++i) {
+    if (i > level) break;
+    struct upid *up = &pid->numbers[i];
+    if (BPF_CORE_READ(up, ns, ns.inum) == pidns_ino) return (__u32)BPF_CORE_READ(up, nr);
+  }
+  return 0;
+}
+
+// Whether `task` is in cgroup v2 `cgroup_id` or below it.
+static __always_inline bool task_in_cgroup(struct task_struct *task) {
+  struct cgroup *cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+  if (cgroup == NULL || BPF_CORE_READ(cgroup, level) < (int)cgroup_level) return false;
+  if (bpf_core_field_exists(cgroup->ancestors)) {
+    struct cgroup *ancestor = NULL;
+    bpf_core_read(&ancestor, sizeof(ancestor), &cgroup->ancestors[cgroup_level]);
+    return ancestor != NULL && BPF_CORE_READ(ancestor, kn, id) == cgroup_id;
+  }
+  __u64 id = 0;
+  bpf_core_read(&id, sizeof(id), &((struct cgroup___pre_6_1 *)cgroup)->ancestor_ids[cgroup_level]);
+  return id == cgroup_id;
+}
+
+static __always_inline __u32 task_cpu(struct task_struct *task) {
+  if (bpf_core_field_exists(task->thread_info.cpu)) return BPF_CORE_READ(task, thread_info.cpu);
+  return 0;
+}
+
+// Sends the stacks of blocked task `task` as a switch-out event at `time_ns`.
+static __always_inline void emit_task_stacks(struct task_struct *task, __u32 tid, __u64 time_ns) {
+  __u32 zero = 0;
+  struct switch_out_scratch *s = bpf_map_lookup_elem(&switch_out_scratch, &zero);
+  if (s == NULL) return;
+  __u32 size = inline_stack_bytes;
+  if (size > PROFCPU_MAX_STACK_DEPTH * 8) size = PROFCPU_MAX_STACK_DEPTH * 8;
+  // The kernel leaves the scheduler's own frames out of another task's
+  // stack: it starts where the task called into the scheduler.
+  long kernel_got = kernel_stacks ? bpf_get_task_stack(task, s->ips, size, 0) : 0;
+  __u32 kernel_frames = kernel_got > 0 ? (__u32)kernel_got / 8 : 0;
+  __u32 user_frames = 0;
+  if (BPF_CORE_READ(task, mm) != NULL) {  // kernel threads have no user stack
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+    __u64 ip = PT_REGS_IP_CORE(regs);
+    __u64 fp = PT_REGS_FP_CORE(regs);
+    // As perf_callchain_user walks: the interrupted address, then each
+    // frame's return address, a frame being the caller's frame pointer
+    // followed by the return address.
+    for (__u32 i = 0; i < PROFCPU_MAX_STACK_DEPTH; ++i) {
+      __u32 slot = kernel_frames + user_frames;
+      if (ip == 0 || user_frames * 8 >= size || slot >= 2 * PROFCPU_MAX_STACK_DEPTH) break;
+      s->ips[slot] = ip;
+      ++user_frames;
+      __u64 frame[2];
+      if (fp == 0 || (fp & 7) != 0) break;
+      if (bpf_copy_from_user_task(frame, sizeof(frame), (void *)fp, task, 0) != 0) break;
+      ip = frame[1];
+      // Frames lie further up the stack: a chain that does not is over
+      // after this return address.
+      fp = frame[0] > fp ? frame[0] : 0;
+    }
+  }
+  s->header.kind = PROFCPU_EVENT_SWITCH_OUT;
+  s->header.tid = tid;
+  s->header.time_ns = time_ns;
+  s->header.kernel_bytes = kernel_frames * 8;
+  s->header.user_bytes = user_frames * 8;
+  __u64 total = sizeof(s->header) + (__u64)(kernel_frames + user_frames) * 8;
+  if (total > sizeof(*s)) return;
+  if (bpf_ringbuf_output(&events, s, total, 0) != 0) count_loss(PROFCPU_LOSS_RINGBUF);
+}
+
+SEC("iter.s/task")
+int snapshot_blocked(struct bpf_iter__task *ctx) {
+  struct task_struct *task = ctx->task;
+  if (task == NULL) return 0;
+  __u32 state = task_state(task);
+  if (state == 0 || (state & TASK_DEAD)) return 0;  // running, runnable or gone
+  __u32 tgid = BPF_CORE_READ(task, tgid);
+  if (tgid == 0) return 0;
+  __u32 ns_tid = number_in_profcpu_ns(BPF_CORE_READ(task, thread_pid));
+  __u32 ns_tgid = number_in_profcpu_ns(BPF_CORE_READ(task, group_leader, thread_pid));
+  if (ns_tid == 0 || ns_tgid == 0) return 0;  // outside profcpu's pid namespace
+  if (scope == PROFCPU_SCOPE_CGROUP) {
+    if (!task_in_cgroup(task)) return 0;
+  } else if (scope != PROFCPU_SCOPE_ALL && !tracked(tgid, ns_tgid)) {
+    return 0;
+  }
+  struct profcpu_blocked b = {};
+  b.start_ns = min_start_ns != 0 ? min_start_ns : bpf_ktime_get_ns();
+  b.state = state;
+  b.cpu = task_cpu(task);
+  b.pid = ns_tgid;
+  b.tid = ns_tid;
+  b.flags = PROFCPU_BLOCKED_SNAPSHOT;
+  __u32 tid = BPF_CORE_READ(task, pid);
+  // A thread that switched out since on_switch was attached has its real
+  // stay on record already.
+  if (bpf_map_update_elem(&blocked, &tid, &b, BPF_NOEXIST) != 0) return 0;
+  emit_task_stacks(task, ns_tid, b.start_ns);
+  // One record per thread for the reader, which counts them; and a read
+  // returns when its buffer fills, so user space can drain the ring buffer
+  // between reads on a machine with thousands of blocked threads.
+  bpf_seq_write(ctx->meta->seq, &b, sizeof(b));
   return 0;
 }
 

@@ -289,6 +289,7 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
     return Fail(absl::StrCat(error.message(), " (what was recorded is kept in ", *run_dir,
                              "; profcpu postprocess -dir ", *run_dir, " builds outputs from it)"));
   }
+  for (const std::string& note : collected->notes) log.Info(note);
   for (const std::string& warning : collected->warnings) log.Warn(warning);
   log.Info(absl::StrCat("collection stopped (", collected->stop_reason, "): ",
                         collected->counters.samples, " samples, ", collected->counters.lost,

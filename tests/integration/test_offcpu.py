@@ -269,6 +269,9 @@ class ScopeTest(unittest.TestCase):
         # Only the cgroup's processes: the shell that became the fixture, and
         # its sleep.
         self.assertEqual({stack[0] for stack in folded} - {"sh", "sleep"}, {"offcpu_blocker"})
+        # The sleep was blocked already when collection began: it counts
+        # from then (found in the cgroup by the start-up snapshot).
+        self.assertGreater(weight(folded, named("sleep"), containing("nanosleep")), 0.3e6, folded)
 
     def test_container_cgroup_wall(self):
         cgroup = self.make_cgroup()
@@ -304,23 +307,32 @@ class ScopeTest(unittest.TestCase):
                                msg=f"the fixture measured {said}")
 
 
-class StayInProgressTest(unittest.TestCase):
-    """A thread that blocks during collection and is still blocked when it
-    ends (a hang) counts up to the end instead of vanishing."""
+class LongStayTest(unittest.TestCase):
+    """Stays longer than the collection: a thread still blocked when it ends
+    (a hang) counts up to the end, and one blocked already when it begins (an
+    idle worker, a thread stuck on a lock) counts from the beginning, with
+    its stacks, instead of vanishing."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+        self.addCleanup(self.tmp.cleanup)
+
+    def collect(self, pid, seconds):
+        result = t.run_profcpu(["collect", "-pid", str(pid), "-mode", "offcpu",
+                                "-duration", str(seconds), "-out", self.tmp.path], timeout=60)
+        run_dir = result.stdout.strip().splitlines()[-1]
+        with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
+            log = f.read()
+        return t.read_folded(os.path.join(run_dir, "folded_stacks.out")), log
 
     def test_blocked_until_the_end(self):
-        tmp = t.TempDir()
-        self.addCleanup(tmp.cleanup)
         # After a second (profcpu attached by then), main blocks on a pipe and
         # its helper in nanosleep, both for 60 s: far past the collection.
         fixture = subprocess.Popen(["sh", "-c", f"sleep 1 && exec {t.fixture('offcpu_blocker')} "
                                     "1 60000"], stdout=subprocess.DEVNULL)
         self.addCleanup(t.stop, fixture)
         seconds = 3
-        result = t.run_profcpu(["collect", "-pid", str(fixture.pid), "-mode", "offcpu",
-                                "-duration", str(seconds), "-out", tmp.path], timeout=60)
-        run_dir = result.stdout.strip().splitlines()[-1]
-        folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        folded, _ = self.collect(fixture.pid, seconds)
         self.assertIsNone(fixture.poll(), "the fixture must still be blocked")
         on_pipe = weight(folded, named("main"), named("block_on_pipe"), containing("pipe_read"))
         # Blocked from about 1 s in (after the shell's sleep and the exec) to
@@ -329,6 +341,25 @@ class StayInProgressTest(unittest.TestCase):
         self.assertLess(on_pipe, seconds * 1e6, folded)
         helper = weight(folded, named("offcpu_blocker"), containing("nanosleep"))
         self.assertGreater(helper, 1.0e6, folded)
+
+    def test_blocked_from_before_the_start(self):
+        # Blocked on the pipe and in nanosleep for 60 s from the start, so
+        # both threads are blocked when profcpu attaches, and never wake.
+        fixture = subprocess.Popen([t.fixture("offcpu_blocker"), "1", "60000"],
+                                   stdout=subprocess.DEVNULL)
+        self.addCleanup(t.stop, fixture)
+        time.sleep(0.5)
+        seconds = 2
+        folded, log = self.collect(fixture.pid, seconds)
+        self.assertIn("2 threads were already blocked when collection began", log)
+        # The whole collection, under the stacks they blocked with: the user
+        # stack walked from the registers they entered the kernel with.
+        on_pipe = weight(folded, named("__libc_start_call_main"), named("main"),
+                         named("block_on_pipe"), containing("pipe_read"))
+        helper = weight(folded, named("offcpu_blocker"), containing("nanosleep"))
+        for what, us in (("main on the pipe", on_pipe), ("helper in nanosleep", helper)):
+            self.assertAlmostEqual(us, seconds * 1e6, delta=seconds * 1e6 * 0.10,
+                                   msg=f"{what}: {us} us\n{folded}")
 
 
 class PidNamespaceTest(unittest.TestCase):
