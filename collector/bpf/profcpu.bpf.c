@@ -223,6 +223,21 @@ static __always_inline void flush_missed_switch_in(struct profcpu_blocked *b) {
 _Static_assert(((PROFCPU_MAX_STACK_DEPTH + 1) & PROFCPU_MAX_STACK_DEPTH) == 0,
                "PROFCPU_MAX_STACK_DEPTH + 1 must be a power of two for kInlineStackMask");
 
+// Sends scratch `s`, its stacks filled in (kernel then user), as thread
+// `tid`'s switch-out at `time_ns`.
+static __always_inline void send_switch_out(struct switch_out_scratch *s, __u32 tid,
+                                            __u64 time_ns, __u32 kernel_bytes,
+                                            __u32 user_bytes) {
+  s->header.kind = PROFCPU_EVENT_SWITCH_OUT;
+  s->header.tid = tid;
+  s->header.time_ns = time_ns;
+  s->header.kernel_bytes = kernel_bytes;
+  s->header.user_bytes = user_bytes;
+  __u64 total = sizeof(s->header) + (__u64)kernel_bytes + user_bytes;
+  if (total > sizeof(*s)) return;
+  if (bpf_ringbuf_output(&events, s, total, 0) != 0) count_loss(PROFCPU_LOSS_RINGBUF);
+}
+
 // Sends the stacks `ctx`'s task blocks with, kernel then user, inline.
 static __always_inline void emit_switch_out(void *ctx, __u32 tid, __u64 now) {
   __u32 zero = 0;
@@ -244,14 +259,7 @@ static __always_inline void emit_switch_out(void *ctx, __u32 tid, __u64 now) {
   long user_got = bpf_get_stack(ctx, (char *)s->ips + kernel_bytes, size, BPF_F_USER_STACK);
   __u32 user_bytes = user_got > 0 ? (__u32)user_got : 0;
   user_bytes &= kInlineStackMask;
-  s->header.kind = PROFCPU_EVENT_SWITCH_OUT;
-  s->header.tid = tid;
-  s->header.time_ns = now;
-  s->header.kernel_bytes = kernel_bytes;
-  s->header.user_bytes = user_bytes;
-  __u64 total = sizeof(s->header) + kernel_bytes + user_bytes;
-  if (total > sizeof(*s)) return;
-  if (bpf_ringbuf_output(&events, s, total, 0) != 0) count_loss(PROFCPU_LOSS_RINGBUF);
+  send_switch_out(s, tid, now, kernel_bytes, user_bytes);
 }
 
 SEC("tp_btf/sched_switch")
@@ -416,14 +424,7 @@ static __always_inline void emit_task_stacks(struct task_struct *task, __u32 tid
       fp = frame[0] > fp ? frame[0] : 0;
     }
   }
-  s->header.kind = PROFCPU_EVENT_SWITCH_OUT;
-  s->header.tid = tid;
-  s->header.time_ns = time_ns;
-  s->header.kernel_bytes = kernel_frames * 8;
-  s->header.user_bytes = user_frames * 8;
-  __u64 total = sizeof(s->header) + (__u64)(kernel_frames + user_frames) * 8;
-  if (total > sizeof(*s)) return;
-  if (bpf_ringbuf_output(&events, s, total, 0) != 0) count_loss(PROFCPU_LOSS_RINGBUF);
+  send_switch_out(s, tid, time_ns, kernel_frames * 8, user_frames * 8);
 }
 
 SEC("iter.s/task")
