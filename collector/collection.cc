@@ -215,9 +215,14 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   } else {
     if (bpf) {
       PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
-      PROFCPU_ASSIGN_OR_RETURN(uint64_t blocked, bpf->SnapshotBlockedThreads(&orderer));
-      if (blocked > 0) {
-        result.notes.push_back(absl::StrCat(blocked, " threads were already blocked when "
+      // Without it the run is still good, only blind to stays begun earlier.
+      absl::StatusOr<uint64_t> blocked = bpf->SnapshotBlockedThreads(&orderer);
+      if (!blocked.ok()) {
+        result.warnings.push_back(absl::StrCat(
+            "threads blocked already when collection began count only from their next block: ",
+            blocked.status().message()));
+      } else if (*blocked > 0) {
+        result.notes.push_back(absl::StrCat(*blocked, " threads were already blocked when "
                                             "collection began: their time counts from then"));
       }
     }

@@ -146,12 +146,12 @@ absl::Status BpfSession::Load() {
   bpf_map__set_value_size(skeleton_->maps.stacks,
                           static_cast<uint32_t>(options_.max_stack_depth) * sizeof(uint64_t));
   bpf_map__set_max_entries(skeleton_->maps.stacks, options_.stack_map_entries);
-  // Maps a mode does not use shrink to one entry (hash maps are preallocated).
   // bpf_copy_from_user_task and sleepable task iterators: Linux 5.18.
   const BpfFacts facts = GatherBpfFacts();
   can_snapshot_ = options_.offcpu && (facts.kernel_major > 5 ||
                                       (facts.kernel_major == 5 && facts.kernel_minor >= 18));
   if (!can_snapshot_) bpf_program__set_autoload(skeleton_->progs.snapshot_blocked, false);
+  // Maps a mode does not use shrink to one entry (hash maps are preallocated).
   if (!options_.offcpu) {
     bpf_program__set_autoload(skeleton_->progs.on_switch, false);
     bpf_program__set_autoload(skeleton_->progs.on_fork, false);
