@@ -54,8 +54,8 @@ FrameWriter::FrameWriter(const FrameTree& tree, const FlameGraphLayout& layout,
 void FrameWriter::MarkCoolSubtrees() {
   if (options_.cool_subtree.empty()) return;
   uint32_t marker = FrameTree::kNone;
-  for (uint32_t id = 0; id < tree_.name_count(); ++id) {
-    if (tree_.name(id) == options_.cool_subtree) marker = id;
+  for (uint32_t id = 0; id < tree_.name_count() && marker == FrameTree::kNone; ++id) {
+    if (tree_.name(id) == options_.cool_subtree) marker = id;  // names are interned: one match
   }
   if (marker == FrameTree::kNone) return;
   const std::vector<FrameTree::Node>& nodes = tree_.nodes();

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "collector/base/file_io.h"
@@ -65,28 +64,6 @@ void LoadSnapshot(const std::string& path, std::vector<symbolize::Module>* modul
     if (module.segments.empty()) module.segments = snapshot_modules[i].segments;
   }
   log->Info(absl::StrCat("loaded ", table->size(), " symbolized locations from ", path));
-}
-
-// Where the unknown frames are, most first, and how to name a file's.
-void LogUnknownFrames(const UnknownFrames& unknown, RunLog* log) {
-  if (unknown.by_module.empty()) return;
-  constexpr size_t kShown = 8;
-  std::string line = "unknown frames by module:";
-  bool file = false;
-  for (size_t i = 0; i < unknown.by_module.size() && i < kShown; ++i) {
-    const auto& [module, count] = unknown.by_module[i];
-    absl::StrAppend(&line, i == 0 ? " " : ", ", module, " ", count);
-    file = file || (absl::StartsWith(module, "/") && !absl::StartsWith(module, "//"));
-  }
-  if (unknown.by_module.size() > kShown) {
-    absl::StrAppend(&line, ", and ", unknown.by_module.size() - kShown, " more modules");
-  }
-  log->Info(line);
-  if (file) {
-    log->Info("a library's frames are named by its debug file (same build-id): install its "
-              "debug package, or give its directory with -symbols DIR (collect, record or "
-              "postprocess)");
-  }
 }
 
 }  // namespace

@@ -6,6 +6,14 @@
 #include "absl/strings/str_cat.h"
 
 namespace profcpu::cli {
+namespace {
+
+// A mapped file ("/usr/lib/libfoo.so"), not "//anon", "[unknown]" and the like.
+bool IsFile(const std::string& module) {
+  return module.size() > 1 && module[0] == '/' && module[1] != '/';
+}
+
+}  // namespace
 
 UnknownFrames CountUnknownFrames(const fold::Profile& profile) {
   // Per location: its module's index in `modules`, or -1 when it is named.
@@ -38,15 +46,35 @@ UnknownFrames CountUnknownFrames(const fold::Profile& profile) {
   return result;
 }
 
+void LogUnknownFrames(const UnknownFrames& unknown, RunLog* log) {
+  if (unknown.by_module.empty()) return;
+  constexpr size_t kShown = 8;
+  std::string line = "unknown frames by module:";
+  bool file = false;
+  for (size_t i = 0; i < unknown.by_module.size() && i < kShown; ++i) {
+    const auto& [module, count] = unknown.by_module[i];
+    absl::StrAppend(&line, i == 0 ? " " : ", ", module, " ", count);
+    file = file || IsFile(module);
+  }
+  if (unknown.by_module.size() > kShown) {
+    absl::StrAppend(&line, ", and ", unknown.by_module.size() - kShown, " more modules");
+  }
+  log->Info(line);
+  if (file) {
+    log->Info("a library's frames are named by its debug file (same build-id): install its "
+              "debug package, or give its directory with -symbols DIR (collect, record or "
+              "postprocess)");
+  }
+}
+
 std::string DescribeUnknownFrames(const UnknownFrames& unknown) {
   std::string text = absl::StrCat(", ", unknown.total, " unknown frames");
   if (unknown.by_module.empty()) return text;
   const auto& [module, count] = unknown.by_module.front();
   // A file by its name; "//anon", "[unknown]" and the like as they are.
   const size_t slash = module.find_last_of('/');
-  const bool file = module.size() > 1 && module[0] == '/' && module[1] != '/' &&
-                    slash + 1 < module.size();
-  const std::string name = file ? module.substr(slash + 1) : module;
+  const std::string name =
+      IsFile(module) && slash + 1 < module.size() ? module.substr(slash + 1) : module;
   absl::StrAppend(&text, " (", count == unknown.total ? "all" : absl::StrCat(count), " in ",
                   name, ")");
   return text;

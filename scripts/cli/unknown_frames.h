@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fold/profile.h"
+#include "scripts/cli/run_log.h"
 
 namespace profcpu::cli {
 
@@ -22,6 +23,9 @@ struct UnknownFrames {
 };
 
 UnknownFrames CountUnknownFrames(const fold::Profile& profile);
+
+// Where the unknown frames are, most first, and how to name a library's.
+void LogUnknownFrames(const UnknownFrames& unknown, RunLog* log);
 
 // ", 540 unknown frames" plus, when there are any, where most are:
 // " (540 in libstdc++.so.6.0.30)" (the module's file name).
