@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
 #include "symbolize/module_symbolizer.h"
 
 namespace {

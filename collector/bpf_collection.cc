@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/status_macros.h"
+#include "base/status_macros.h"
 #include "collector/perf/perf_event.h"
 #include "collector/proc/cgroup.h"
 

@@ -5,19 +5,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "collector/base/file_io.h"
-#include "collector/base/status_macros.h"
+#include "base/file_io.h"
+#include "base/status_macros.h"
 #include "collector/collection_target.h"
+#include "collector/dotnet/perfmap_session.h"
+#include "collector/proc/container_resolver.h"
 #include "collector/process_roots.h"
 #include "collector/proc/proc_reader.h"
 #include "collector/proc/process_environment.h"
 #include "collector/record_orderer.h"
-#include "collector/recording/recording_writer.h"
+#include "recording/recording_writer.h"
 
 namespace profcpu::collector {
 namespace {
@@ -27,6 +30,8 @@ constexpr uint64_t kFlushIntervalNs = 1'000'000'000;
 constexpr uint64_t kProgressIntervalNs = 250'000'000;
 // How long a started command may take to exit after profcpu forwards a signal.
 constexpr uint64_t kCommandGraceNs = 2'000'000'000;
+// How often the .NET perf-map session looks at the processes it watches.
+constexpr uint64_t kPerfMapPollIntervalNs = 1'000'000'000;
 
 int64_t RealtimeNowNs() {
   timespec ts;
@@ -140,6 +145,15 @@ void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* order
   }
 }
 
+// The processes of the target as it stands now, for the perf-map session
+// (a started command is watched once it runs).
+std::vector<pid_t> TargetProcessesNow(const CollectionOptions& options) {
+  if (options.pid > 0) return {options.pid};
+  if (!options.cgroup_dir.empty()) return CgroupProcesses(options.cgroup_dir);
+  if (options.all_processes) return ListProcesses();
+  return {};
+}
+
 }  // namespace
 
 uint64_t MonotonicNowNs() {
@@ -168,6 +182,13 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   const bool command_mode = target->starts_command();
   result.target_pid = target->main_pid();
   const pid_t pid = result.target_pid;
+  // Before sampling, so JIT code compiled from the first sample on is named.
+  std::optional<dotnet::PerfMapSession> perfmaps;
+  if (options.manage_dotnet_perfmaps && options.log != nullptr) {
+    perfmaps.emplace(options.log);
+    for (pid_t process : TargetProcessesNow(options)) perfmaps->Watch(process);
+  }
+  uint64_t last_perfmap_poll = 0;
 
   PROFCPU_ASSIGN_OR_RETURN(auto writer, recording::RecordingWriter::Create(options.recording_path));
   RecordOrderer orderer([&](const recording::Record& record) {
@@ -212,6 +233,8 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     orderer.Add(result.processes.back());
     if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, MonotonicNowNs()));
     PROFCPU_RETURN_IF_ERROR(target->Start());
+    // A started command becomes a .NET runtime some moments after it starts.
+    if (perfmaps) perfmaps->Watch(pid);
   } else {
     if (bpf) {
       PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
@@ -254,6 +277,10 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
                            sampler->counters().lost + (bpf ? bpf->lost() : 0), pid});
       last_progress = now;
     }
+    if (perfmaps && now - last_perfmap_poll >= kPerfMapPollIntervalNs) {
+      perfmaps->Poll();
+      last_perfmap_poll = now;
+    }
     if (auto ended = target->Ended(&result.command_exit_code)) {
       result.stop_reason = *ended;
       break;
@@ -276,6 +303,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   }
 
   sampler->DisableAll();
+  if (perfmaps) perfmaps->Finish();  // the files stay for symbolization
   sampler->Drain();
   if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->Poll(MonotonicNowNs(), /*final=*/true, &orderer));
   PROFCPU_RETURN_IF_ERROR(orderer.Flush());

@@ -16,7 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
+#include "base/run_log.h"
 #include "collector/bpf_collection.h"
 #include "collector/sampler.h"
 
@@ -44,6 +45,11 @@ struct CollectionOptions {
   std::string recording_path;
   std::string profcpu_version;
   std::string command_line;           // profcpu's own, for the header
+  // -perfmap auto: the target's .NET processes (those it starts too) write
+  // perf maps and a jitdump for the run (dotnet/perfmap_session.h).
+  bool manage_dotnet_perfmaps = false;
+  // Where the perf-map session says what it turned on and what failed.
+  base::RunLog* log = nullptr;
   // Called about four times a second with the live counts.
   std::function<void(const Progress&)> on_progress;
   // Set from a signal handler to stop collection early (outputs still written).

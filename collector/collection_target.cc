@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/status_macros.h"
+#include "base/errno_status.h"
+#include "base/status_macros.h"
 #include "collector/proc/container_resolver.h"
 #include "collector/proc/proc_reader.h"
 

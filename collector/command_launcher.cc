@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/base/errno_status.h"
+#include "base/errno_status.h"
 
 namespace profcpu::collector {
 

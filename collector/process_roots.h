@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
 
 namespace profcpu::collector {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "collector/recording/records.h"
+#include "recording/records.h"
 
 namespace profcpu::collector {
 

@@ -15,11 +15,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "collector/perf/event_spec.h"
 #include "collector/perf/perf_record_parser.h"
 #include "collector/perf/ring_buffer.h"
-#include "collector/recording/records.h"
+#include "recording/records.h"
 
 namespace profcpu::collector {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "collector/perf/event_spec.h"
 #include "collector/proc/cgroup.h"
 #include "gtest/gtest.h"

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <utility>
 
-#include "collector/base/errno_status.h"
-#include "collector/base/file_io.h"
+#include "base/errno_status.h"
+#include "base/file_io.h"
 
 namespace profcpu::fold {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::fold {

@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "collector/base/errno_status.h"
+#include "base/errno_status.h"
 
 namespace profcpu::fold {
 

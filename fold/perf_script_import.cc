@@ -173,7 +173,7 @@ class Importer {
     if (lines.size() == 1 && symbolization.frames[0].function.empty()) {
       symbolization.frames.clear();
     }
-    out_->profile.symbols().Insert(location.code, std::move(symbolization));
+    out_->profile.mutable_symbols().Insert(location.code, std::move(symbolization));
     it->second = out_->profile.InternLocation(location);
     return it->second;
   }

@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "fold/folded_writer.h"
 #include "fold/perf_script_reader.h"
 #include "fold/perf_script_writer.h"

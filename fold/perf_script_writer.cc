@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "collector/base/errno_status.h"
+#include "base/errno_status.h"
 #include "fold/perf_script_format.h"
 
 namespace profcpu::fold {

@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "symbolize/code_location.h"
 #include "symbolize/symbol_table.h"
 
@@ -54,8 +56,15 @@ class Profile {
   size_t location_count() const { return locations_.size(); }
   size_t stack_count() const { return stacks_.size(); }
 
-  symbolize::SymbolTable& symbols() { return symbols_; }
+  // The names of the locations, given whole by the symbolize stage (or
+  // filled by a reader of perf script text, which names as it reads).
   const symbolize::SymbolTable& symbols() const { return symbols_; }
+  void SetSymbols(symbolize::SymbolTable symbols) { symbols_ = std::move(symbols); }
+  symbolize::SymbolTable& mutable_symbols() { return symbols_; }
+  // The modules native locations' `space` indexes (from the replay, with
+  // what symbolizing learned: build-ids), for exports that list mappings.
+  const std::vector<symbolize::Module>& modules() const { return modules_; }
+  void SetModules(std::vector<symbolize::Module> modules) { modules_ = std::move(modules); }
 
  private:
   std::vector<std::string> strings_;
@@ -67,6 +76,7 @@ class Profile {
   absl::flat_hash_map<std::vector<uint32_t>, uint32_t> stack_ids_;
   std::vector<Sample> samples_;
   symbolize::SymbolTable symbols_;
+  std::vector<symbolize::Module> modules_;
 };
 
 }  // namespace profcpu::fold

@@ -215,7 +215,7 @@ class Builder {
     symbolize::Symbolization name;
     name.module = "[profcpu]";
     name.frames.emplace_back().function = root == kOnCpuRoot ? kOnCpuFrame : kOffCpuFrame;
-    out_->profile.symbols().Insert(location.code, std::move(name));
+    out_->known_names.Insert(location.code, std::move(name));
     root_ids_[root] = out_->profile.InternLocation(location) + 1;
     return root_ids_[root] - 1;
   }

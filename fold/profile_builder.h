@@ -10,59 +10,26 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "collector/recording/recording_reader.h"
-#include "collector/recording/records.h"
+#include "recording/recording_reader.h"
+#include "recording/records.h"
 #include "fold/profile.h"
+#include "fold/recording_summary.h"
 #include "symbolize/code_location.h"
 #include "symbolize/jit_history.h"
 #include "symbolize/stack_unwinder.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/symbol_table.h"
 
 namespace profcpu::fold {
 
-// The frames -mode wall roots every stack under, just below the comm.
-inline constexpr char kOnCpuFrame[] = "[on-cpu]";
-inline constexpr char kOffCpuFrame[] = "[off-cpu]";
-
-struct RecordingSummary {
-  recording::Header header;
-  std::optional<recording::Finish> finish;  // absent if the collector did not finish
-  bool file_truncated = false;              // the file ends mid-record
-  uint64_t samples = 0;
-  uint64_t lost_ring_buffer = 0;  // samples/records the kernel could not queue
-  uint64_t lost_dropped = 0;      // samples the kernel dropped (LOST_SAMPLES)
-  uint64_t throttle_events = 0;
-  uint64_t truncated_stacks = 0;  // call chains cut at the kernel's depth limit
-                                  // or DWARF unwinds that stopped early
-  // -callgraph dwarf: samples with a user stack to unwind, how many of those
-  // unwinds stopped before the outermost frame (also in truncated_stacks),
-  // and how many could not be unwound at all (no unwinder: only their IP).
-  uint64_t dwarf_stacks = 0;
-  uint64_t dwarf_truncated = 0;
-  uint64_t dwarf_not_unwound = 0;
-  uint64_t first_sample_ns = 0;
-  uint64_t last_sample_ns = 0;
-  std::vector<recording::ProcessInfo> processes;
-  // Off-CPU and BPF collection (docs/recording-format.md, types 10-12).
-  std::string mode = "cpu";       // header's mode: "cpu", "offcpu" or "wall"
-  // Sample periods are the weights to fold by: samples counted in the kernel
-  // (BPF backend), or microseconds (offcpu and wall modes).
-  bool weighted = false;
-  bool microseconds = false;      // the weights are microseconds of time
-  uint64_t offcpu_samples = 0;
-  uint64_t offcpu_ns = 0;
-  uint64_t lost_bpf_ring_buffer = 0;
-  uint64_t lost_stacks = 0;       // stack map full or collision (BPF)
-  uint64_t lost_bpf_map_full = 0;
-  uint64_t lost_offcpu_unended = 0;  // stays whose end went unreported
-  uint64_t missing_stacks = 0;    // records naming a stack the recording lacks
-};
-
+// The replay's result: the samples' stacks of normalized locations (the
+// Profile, without names yet), what the symbolizer must name, and the names
+// the replay gave itself (the synthetic [on-cpu]/[off-cpu] frames).
 struct BuiltProfile {
   Profile profile;
   RecordingSummary summary;
   std::vector<symbolize::Module> modules;
   std::vector<symbolize::SymbolRequest> requests;
+  symbolize::SymbolTable known_names;
 };
 
 // What the replay may ask of the symbolizer's side without opening a file

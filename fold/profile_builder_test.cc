@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "collector/recording/recording_reader.h"
-#include "collector/recording/recording_writer.h"
+#include "recording/recording_reader.h"
+#include "recording/recording_writer.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::fold {
@@ -334,7 +334,7 @@ TEST(ProfileBuilderTest, WallModeRootsStacksUnderOnAndOffCpu) {
   for (const Sample& s : p.samples()) {
     const auto& stack = p.stack(s.stack);
     ASSERT_EQ(stack.size(), 2u);
-    const symbolize::Symbolization* name = p.symbols().Find(p.location(stack.back()).code);
+    const symbolize::Symbolization* name = built->known_names.Find(p.location(stack.back()).code);
     ASSERT_NE(name, nullptr);
     roots.push_back(name->frames.at(0).function);
     EXPECT_EQ(p.string(s.event), "wall-time");

@@ -41,7 +41,7 @@ class ProfileMaker {
         f.inlined = frame.inlined;
         symbolization.frames.push_back(std::move(f));
       }
-      profile_.symbols().Insert(location.code, std::move(symbolization));
+      profile_.mutable_symbols().Insert(location.code, std::move(symbolization));
     }
     return profile_.InternLocation(location);
   }

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "fold/stackcollapse.h"
 #include "gtest/gtest.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "collector/base/status_macros.h"
+#include "base/status_macros.h"
 #include "render/flamegraph_layout.h"
 #include "render/frame_writer.h"
 #include "render/stack_shaper.h"

@@ -10,8 +10,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "collector/base/file_io.h"
-#include "collector/base/status_macros.h"
+#include "base/file_io.h"
+#include "base/status_macros.h"
 #include "render/xml_text.h"
 #include "proto/profile.pb.h"  // generated from render/proto/profile.proto
 
@@ -87,14 +87,14 @@ uint64_t LoadBias(const fold::Location& location) {
 }
 
 MappingKey KeyFor(const fold::Location& location, const symbolize::Symbolization* symbols,
-                  const PprofOptions& options, std::string* build_id) {
+                  const std::vector<symbolize::Module>& modules, std::string* build_id) {
   const symbolize::CodeLocation& code = location.code;
   switch (code.kind) {
     case symbolize::CodeKind::kKernel:
       return {code.kind, 0, 0, "[kernel.kallsyms]"};
     case symbolize::CodeKind::kNative:
-      if (options.modules != nullptr && code.space < options.modules->size()) {
-        const symbolize::Module& module = (*options.modules)[code.space];
+      if (code.space < modules.size()) {
+        const symbolize::Module& module = modules[code.space];
         *build_id = absl::BytesToHexString(module.build_id);
         return {code.kind, code.space, LoadBias(location), module.path};
       }
@@ -132,6 +132,28 @@ int64_t ClampToInt64(uint64_t value) {
 }
 
 }  // namespace
+
+PprofOptions PprofOptionsFor(const fold::RecordingSummary& summary) {
+  const recording::Header& header = summary.header;
+  PprofOptions pprof;
+  pprof.event_name = header.event_name;
+  pprof.frequency_mode = header.frequency_mode;
+  pprof.sample_rate = header.sample_rate;
+  if (summary.mode == "offcpu" || summary.mode == "wall") {
+    pprof.period_type = summary.mode == "offcpu" ? "off-cpu" : "wall";
+    pprof.period_unit = summary.microseconds ? "microseconds" : "count";
+  } else if (summary.weighted) {
+    pprof.periods_are_samples = true;  // stacks counted in the kernel (BPF)
+  }
+  pprof.start_unix_ns = header.start_realtime_ns;
+  if (summary.last_sample_ns > header.start_time_ns) {
+    pprof.duration_ns = static_cast<int64_t>(summary.last_sample_ns - header.start_time_ns);
+  }
+  pprof.comments = {absl::StrCat("profcpu ", header.profcpu_version),
+                    absl::StrCat("target: ", header.target),
+                    absl::StrCat("sampling: ", fold::ModeDescription(summary))};
+  return pprof;
+}
 
 absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
                                            const PprofOptions& options) {
@@ -176,7 +198,7 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
     const fold::Location& location = profile.location(id);
     const symbolize::Symbolization* symbols = profile.symbols().Find(location.code);
     std::string build_id;
-    MappingKey key = KeyFor(location, symbols, options, &build_id);
+    MappingKey key = KeyFor(location, symbols, profile.modules(), &build_id);
     auto [slot, added] = mapping_ids.try_emplace(key, static_cast<uint32_t>(mappings.size()));
     if (added) {
       MappingInfo& info = mappings.emplace_back();

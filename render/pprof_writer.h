@@ -20,13 +20,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fold/profile.h"
-#include "symbolize/code_location.h"
+#include "fold/recording_summary.h"
 
 namespace profcpu::render {
 
 struct PprofOptions {
-  // The modules CodeLocation::space names for native code (BuiltProfile::modules).
-  const std::vector<symbolize::Module>* modules = nullptr;
   std::string event_name = "cpu-clock";  // the sampled event
   bool frequency_mode = true;            // sample_rate is in Hz (else a period)
   uint64_t sample_rate = 99;
@@ -43,7 +41,13 @@ struct PprofOptions {
   std::vector<std::string> comments;  // free text shown by pprof -comments
 };
 
-// The uncompressed profile.proto bytes.
+// The options that describe a recording's samples: event and rate, what the
+// periods measure per mode (off-CPU and wall time, BPF counts), start and
+// duration, and comments naming profcpu, the target and the sampling.
+PprofOptions PprofOptionsFor(const fold::RecordingSummary& summary);
+
+// The uncompressed profile.proto bytes. Native frames' mappings come from
+// the profile's modules (build-ids included).
 absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
                                            const PprofOptions& options);
 

@@ -27,6 +27,7 @@ TestProfile Make() {
   lib.path = "/usr/lib/libwork.so";
   lib.build_id = std::string("\xab\xcd\x01\x02", 4);
   t.modules.push_back(lib);
+  t.profile.SetModules(t.modules);
 
   auto location = [&](symbolize::CodeKind kind, uint32_t space, uint64_t value,
                       uint64_t address, bool kernel) {
@@ -48,14 +49,14 @@ TestProfile Make() {
   work.module = lib.path;
   work.frames.push_back({"inner_helper", 4, true, "/src/work.cc", 42});
   work.frames.push_back({"do_work", 0x34, false, "/src/work.cc", 10});
-  t.profile.symbols().Insert({symbolize::CodeKind::kNative, 0, 0x1234}, work);
+  t.profile.mutable_symbols().Insert({symbolize::CodeKind::kNative, 0, 0x1234}, work);
   symbolize::Symbolization syscall;
   syscall.module = "[kernel.kallsyms]";
   syscall.frames.push_back({"do_syscall_64", 0x10, false, "", 0});
-  t.profile.symbols().Insert({symbolize::CodeKind::kKernel, 0, 0xffffffff81000010}, syscall);
+  t.profile.mutable_symbols().Insert({symbolize::CodeKind::kKernel, 0, 0xffffffff81000010}, syscall);
   symbolize::Symbolization unknown;
   unknown.module = "/tmp/perf-10.map";
-  t.profile.symbols().Insert({symbolize::CodeKind::kProcess, 10, 0x40001000}, unknown);
+  t.profile.mutable_symbols().Insert({symbolize::CodeKind::kProcess, 10, 0x40001000}, unknown);
 
   auto sample = [&](uint32_t pid, std::vector<uint32_t> stack, uint64_t period) {
     fold::Sample s;
@@ -78,7 +79,6 @@ const std::string& Str(const pb::Profile& p, int64_t index) { return p.string_ta
 TEST(PprofWriterTest, WritesMappingsBuildIdsFunctionsAndSamples) {
   TestProfile t = Make();
   PprofOptions options;
-  options.modules = &t.modules;
   options.sample_rate = 1000;
   options.start_unix_ns = 1700000000000000000;
   options.duration_ns = 3000000000;
@@ -145,6 +145,31 @@ TEST(PprofWriterTest, WritesMappingsBuildIdsFunctionsAndSamples) {
   EXPECT_TRUE(labelled);
 }
 
+TEST(PprofWriterTest, OptionsForARecordingSayWhatPeriodsMeasure) {
+  fold::RecordingSummary summary;
+  summary.header.event_name = "cpu-clock";
+  summary.header.sample_rate = 49;
+  summary.header.target = "pid 42";
+  summary.header.start_time_ns = 1'000;
+  summary.last_sample_ns = 5'001'000;
+  PprofOptions cpu = PprofOptionsFor(summary);
+  EXPECT_EQ(cpu.sample_rate, 49u);
+  EXPECT_TRUE(cpu.period_type.empty());
+  EXPECT_FALSE(cpu.periods_are_samples);
+  EXPECT_EQ(cpu.duration_ns, 5'000'000);
+  EXPECT_EQ(cpu.comments.at(1), "target: pid 42");
+  EXPECT_EQ(cpu.comments.at(2), "sampling: cpu-clock, 49 Hz");
+
+  summary.weighted = true;  // BPF counted the stacks
+  EXPECT_TRUE(PprofOptionsFor(summary).periods_are_samples);
+  summary.mode = "offcpu";
+  summary.microseconds = true;
+  PprofOptions offcpu = PprofOptionsFor(summary);
+  EXPECT_EQ(offcpu.period_type, "off-cpu");
+  EXPECT_EQ(offcpu.period_unit, "microseconds");
+  EXPECT_FALSE(offcpu.periods_are_samples);
+}
+
 TEST(PprofWriterTest, CallersShareTheirModulesMapping) {
   // A return address is normalized one byte back (offset_adjust); it is the
   // same load of the module as a leaf address in it.
@@ -158,7 +183,6 @@ TEST(PprofWriterTest, CallersShareTheirModulesMapping) {
   s.stack = t.profile.InternStack({0, id});
   t.profile.AddSample(s);
   PprofOptions options;
-  options.modules = &t.modules;
   pb::Profile p;
   ASSERT_TRUE(p.ParseFromString(*SerializePprof(t.profile, options)));
   EXPECT_EQ(p.location(id).mapping_id(), p.location(0).mapping_id());

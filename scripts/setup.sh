@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config ccache
-  libelf-dev libdw-dev libunwind-dev libzstd-dev libabsl-dev
+  libelf-dev libdw-dev libzstd-dev libabsl-dev
   libgtest-dev libgmock-dev libbpf-dev libarchive-dev nlohmann-json3-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler  # the pprof export (render/proto/profile.proto)
   golang-go             # `go tool pprof` reads the pprof export in the tests

@@ -12,7 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "collector/recording/records.h"
+#include "recording/records.h"
 #include "symbolize/code_location.h"
 
 namespace profcpu::symbolize {

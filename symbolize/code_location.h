@@ -76,6 +76,12 @@ struct Module {
   std::vector<LoadSegment> segments;
 };
 
+// A distinct location the replay met, for the symbolizer to name once.
+struct SymbolRequest {
+  CodeLocation location;
+  std::string mapping_name;  // from NormalizedAddress; shown for unnamed frames
+};
+
 }  // namespace profcpu::symbolize
 
 #endif  // PROFCPU_SYMBOLIZE_CODE_LOCATION_H_

@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
 #include "symbolize/elf_symbols.h"
 
 namespace profcpu::symbolize {

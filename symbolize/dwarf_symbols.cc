@@ -14,8 +14,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/unique_fd.h"
+#include "base/errno_status.h"
+#include "base/unique_fd.h"
 #include "symbolize/demangle.h"
 #include "symbolize/interval_sweep.h"
 

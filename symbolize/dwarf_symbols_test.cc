@@ -15,7 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "symbolize/test_util.h"

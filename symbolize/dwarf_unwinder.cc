@@ -19,7 +19,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "symbolize/module_symbolizer.h"
 #include "symbolize/vdso_image.h"
 

@@ -11,8 +11,8 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/status_macros.h"
+#include "base/errno_status.h"
+#include "base/status_macros.h"
 #include "symbolize/demangle.h"
 
 namespace profcpu::symbolize {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "symbolize/test_util.h"

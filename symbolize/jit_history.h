@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "collector/recording/records.h"
+#include "recording/records.h"
 
 namespace profcpu::symbolize {
 

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "symbolize/address_space.h"
 
 namespace profcpu::symbolize {

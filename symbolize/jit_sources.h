@@ -24,7 +24,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "symbolize/jit_history.h"
 #include "symbolize/jitdump.h"
 #include "symbolize/perf_map.h"

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "symbolize/test_util.h"

@@ -11,7 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "collector/base/errno_status.h"
+#include "base/errno_status.h"
 
 namespace profcpu::symbolize {
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
 #include "symbolize/code_location.h"
 #include "symbolize/debug_file_finder.h"
 #include "symbolize/dwarf_symbols.h"

@@ -7,8 +7,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/status_macros.h"
+#include "base/errno_status.h"
+#include "base/status_macros.h"
 
 namespace profcpu::symbolize {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
 #include "symbolize/code_location.h"
 #include "symbolize/elf_symbols.h"
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/errno_status.h"
+#include "base/errno_status.h"
 #include "symbolize/interval_sweep.h"
 #include "symbolize/parse_hex.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "symbolize/test_util.h"

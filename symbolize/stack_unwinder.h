@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "collector/recording/records.h"
+#include "recording/records.h"
 #include "symbolize/address_space.h"
 
 namespace profcpu::symbolize {

@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "collector/base/byte_io.h"
+#include "base/byte_io.h"
 
 namespace profcpu::symbolize {
 namespace {

@@ -6,7 +6,7 @@
 // Format, version 2 (version 1, still read, lacks the fields marked v2).
 // All integers little-endian; "str" is a u32 index into
 // the string table; "bytes" is a u32 length followed by that many bytes
-// (collector/base/byte_io.h).
+// (base/byte_io.h).
 //
 //   magic      8 bytes   "PCSYMSNP"
 //   version    u32       1

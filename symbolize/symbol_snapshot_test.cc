@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/base/byte_io.h"
+#include "base/byte_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
 #include "symbolize/code_location.h"
 #include "symbolize/symbol_table.h"
 
@@ -32,11 +32,6 @@ class ProcessFiles {
   // Where, inside its root, the process writes perf-PID.map and jit-PID.dump:
   // /tmp unless its environment said otherwise (DOTNET_PerfMapJitDumpPath).
   virtual std::string JitDirectory(uint32_t /*pid*/) const { return "/tmp"; }
-};
-
-struct SymbolRequest {
-  CodeLocation location;
-  std::string mapping_name;  // from NormalizedAddress; shown for unnamed frames
 };
 
 struct SymbolizerOptions {

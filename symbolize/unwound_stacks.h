@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "symbolize/stack_unwinder.h"
 
 namespace profcpu::symbolize {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "symbolize/parse_hex.h"
 
 namespace profcpu::symbolize {

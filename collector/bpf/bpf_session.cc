@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "collector/bpf/bpf_support.h"
 #include "collector/bpf/profcpu_bpf.skel.h"
-#include "collector/base/file_io.h"
-#include "collector/base/status_macros.h"
+#include "base/file_io.h"
+#include "base/status_macros.h"
 
 namespace profcpu::collector {
 namespace {

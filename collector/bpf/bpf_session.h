@@ -21,7 +21,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "collector/bpf/bpf_events.h"
-#include "collector/recording/records.h"
+#include "recording/records.h"
 
 struct profcpu_bpf;
 struct bpf_link;

@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::collector {

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 
 namespace profcpu::collector {
 namespace {

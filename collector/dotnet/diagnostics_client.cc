@@ -12,9 +12,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/file_io.h"
-#include "collector/base/unique_fd.h"
+#include "base/errno_status.h"
+#include "base/file_io.h"
+#include "base/unique_fd.h"
 #include "collector/proc/proc_reader.h"
 #include "collector/proc/process_environment.h"
 

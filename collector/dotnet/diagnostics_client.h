@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "collector/base/rooted_open.h"
+#include "base/rooted_open.h"
 #include "collector/dotnet/ipc_protocol.h"
 
 namespace profcpu::collector::dotnet {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "collector/base/byte_io.h"
+#include "base/byte_io.h"
 
 namespace profcpu::collector::dotnet {
 namespace {

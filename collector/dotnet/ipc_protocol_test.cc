@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/base/byte_io.h"
+#include "base/byte_io.h"
 #include "collector/dotnet/diagnostics_client.h"
 #include "gtest/gtest.h"
 

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <thread>
 
-#include "collector/base/byte_io.h"
-#include "collector/base/unique_fd.h"
+#include "base/byte_io.h"
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::collector::dotnet {

@@ -11,8 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/file_io.h"
+#include "base/errno_status.h"
+#include "base/file_io.h"
 #include "collector/perf/permission_advice.h"
 
 namespace profcpu::collector {

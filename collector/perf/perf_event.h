@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace profcpu::collector {
 

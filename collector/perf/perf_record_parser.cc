@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collector/base/byte_io.h"
-#include "collector/recording/record_codec.h"
+#include "base/byte_io.h"
+#include "recording/record_codec.h"
 
 namespace profcpu::collector {
 namespace {

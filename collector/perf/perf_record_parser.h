@@ -11,7 +11,7 @@
 #include <linux/perf_event.h>
 
 #include "absl/strings/string_view.h"
-#include "collector/recording/records.h"
+#include "recording/records.h"
 
 namespace profcpu::collector {
 

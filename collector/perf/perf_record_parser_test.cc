@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "collector/base/byte_io.h"
-#include "collector/recording/record_codec.h"
+#include "base/byte_io.h"
+#include "recording/record_codec.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::collector {

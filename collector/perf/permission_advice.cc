@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "collector/perf/perf_event.h"
 
 namespace profcpu::collector {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/errno_status.h"
+#include "base/errno_status.h"
 
 namespace profcpu::collector {
 

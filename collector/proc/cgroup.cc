@@ -14,8 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/file_io.h"
+#include "base/errno_status.h"
+#include "base/file_io.h"
 
 namespace profcpu::collector {
 namespace {

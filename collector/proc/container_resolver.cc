@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "collector/proc/cgroup.h"
 #include "collector/proc/proc_reader.h"
 

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "collector/proc/cgroup.h"
 #include "gtest/gtest.h"
 

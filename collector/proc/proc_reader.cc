@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "collector/base/errno_status.h"
-#include "collector/base/file_io.h"
+#include "base/errno_status.h"
+#include "base/file_io.h"
 
 namespace profcpu::collector {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "collector/recording/records.h"
+#include "recording/records.h"
 
 namespace profcpu::collector {
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 
 namespace profcpu::collector {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::cli {

@@ -23,6 +23,17 @@ std::optional<int> ParseCommandFlags(const std::vector<std::string>& args,
   return std::nullopt;
 }
 
+int UsageError(const FlagSet& flags, absl::string_view message) {
+  std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(message.size()), message.data(),
+               flags.Usage().c_str());
+  return kExitUsage;
+}
+
+int Fail(absl::string_view message) {
+  std::fprintf(stderr, "profcpu: %.*s\n", static_cast<int>(message.size()), message.data());
+  return kExitFailure;
+}
+
 int CommandFailure(absl::string_view command, absl::string_view message) {
   std::fprintf(stderr, "profcpu %.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
                static_cast<int>(message.size()), message.data());

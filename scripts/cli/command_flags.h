@@ -19,6 +19,12 @@ namespace profcpu::cli {
 std::optional<int> ParseCommandFlags(const std::vector<std::string>& args,
                                      absl::string_view command, FlagSet* flags);
 
+// Prints "profcpu: MESSAGE" and the usage to stderr; returns kExitUsage.
+int UsageError(const FlagSet& flags, absl::string_view message);
+
+// Prints "profcpu: MESSAGE" to stderr; returns kExitFailure.
+int Fail(absl::string_view message);
+
 // Prints "profcpu COMMAND: MESSAGE" to stderr; returns kExitFailure.
 int CommandFailure(absl::string_view command, absl::string_view message);
 

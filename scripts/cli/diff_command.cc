@@ -18,7 +18,7 @@
 namespace profcpu::cli {
 namespace {
 
-int Fail(absl::string_view message) { return CommandFailure("diff", message); }
+int Failed(absl::string_view message) { return CommandFailure("diff", message); }
 
 absl::StatusOr<fold::FoldedProfile> ReadFile(const std::string& path) {
   auto reader = fold::LineReader::Open(path);
@@ -57,15 +57,15 @@ int RunDiff(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   auto before = ReadFile(flags.positionals()[0]);
-  if (!before.ok()) return Fail(before.status().message());
+  if (!before.ok()) return Failed(before.status().message());
   auto after = ReadFile(flags.positionals()[1]);
-  if (!after.ok()) return Fail(after.status().message());
+  if (!after.ok()) return Failed(after.status().message());
   fold::FoldedDiffOptions options;
   options.normalize = flags.Bool("n");
   options.strip_hex = flags.Bool("s");
   fold::OutputBuffer out(stdout);
   absl::Status written = fold::WriteFolded(fold::DiffFolded(*before, *after, options), &out);
-  if (!written.ok()) return Fail(absl::StrCat("writing stdout: ", written.message()));
+  if (!written.ok()) return Failed(absl::StrCat("writing stdout: ", written.message()));
   return kExitOk;
 }
 

@@ -3,17 +3,18 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/file_io.h"
-#include "collector/base/status_macros.h"
+#include "base/file_io.h"
+#include "base/status_macros.h"
 #include "scripts/cli/archive.h"
 #include "scripts/cli/metadata.h"
 #include "scripts/cli/output_dir.h"
 
 namespace profcpu::cli {
 
-absl::Status FinishRun(const std::string& dir, const PipelineResult& result,
-                       const std::vector<std::string>& extra_files, bool write_archive,
-                       RunLog* log) {
+absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResult& result,
+                                      bool write_archive, base::RunLog* log) {
+  const std::string summary = fold::SummaryLine(result.summary, result.unknown_frames);
+  log->Info(summary);
   std::vector<std::string> files = {kFlameGraphFile, kFoldedFile,  kPerfScriptFile,
                                     kRecordingFile,  kSymbolsFile, kMetadataFile, kLogFile};
   // -callgraph dwarf runs keep the stacks unwound where the target's files were.
@@ -21,7 +22,8 @@ absl::Status FinishRun(const std::string& dir, const PipelineResult& result,
   if (::stat(absl::StrCat(dir, "/", kUnwoundStacksFile).c_str(), &unwound) == 0) {
     files.push_back(kUnwoundStacksFile);
   }
-  files.insert(files.end(), extra_files.begin(), extra_files.end());
+  files.insert(files.end(), result.jit_files.begin(), result.jit_files.end());
+  files.insert(files.end(), result.exports.begin(), result.exports.end());
   if (write_archive) files.push_back(kArchiveFile);
 
   RunFacts facts;
@@ -32,30 +34,16 @@ absl::Status FinishRun(const std::string& dir, const PipelineResult& result,
   facts.files = files;
   PROFCPU_RETURN_IF_ERROR(
       base::WriteFile(absl::StrCat(dir, "/", kMetadataFile), FormatMetadataJson(facts)));
-  if (!write_archive) return absl::OkStatus();
-
-  log->Info(absl::StrCat("writing ", kArchiveFile));
-  log->Close();
-  std::vector<ArchiveEntry> entries;
-  for (const std::string& name : files) {
-    if (name != kArchiveFile) entries.push_back({name, absl::StrCat(dir, "/", name)});
+  if (write_archive) {
+    log->Info(absl::StrCat("writing ", kArchiveFile));
+    log->Close();
+    std::vector<ArchiveEntry> entries;
+    for (const std::string& name : files) {
+      if (name != kArchiveFile) entries.push_back({name, absl::StrCat(dir, "/", name)});
+    }
+    PROFCPU_RETURN_IF_ERROR(WriteTarGz(absl::StrCat(dir, "/", kArchiveFile), entries));
   }
-  return WriteTarGz(absl::StrCat(dir, "/", kArchiveFile), entries);
-}
-
-std::string SummaryLine(const PipelineResult& result) {
-  const fold::RecordingSummary& s = result.summary;
-  std::string line = absl::StrCat(s.samples, " samples");
-  uint64_t lost = s.lost_ring_buffer + s.lost_dropped + s.lost_bpf_ring_buffer + s.lost_bpf_map_full;
-  absl::StrAppend(&line, ", ", lost, " lost");
-  if (s.offcpu_samples > 0) {
-    absl::StrAppend(&line, " (", s.offcpu_samples, " off-CPU, ",
-                    absl::SixDigits(static_cast<double>(s.offcpu_ns) / 1e9), " s blocked)");
-  }
-  if (s.lost_stacks > 0) absl::StrAppend(&line, ", ", s.lost_stacks, " stacks lost");
-  if (s.truncated_stacks > 0) absl::StrAppend(&line, ", ", s.truncated_stacks, " truncated stacks");
-  line.append(DescribeUnknownFrames(result.unknown_frames));
-  return line;
+  return summary;
 }
 
 }  // namespace profcpu::cli

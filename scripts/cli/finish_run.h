@@ -6,21 +6,18 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "scripts/cli/pipeline.h"
-#include "scripts/cli/run_log.h"
+#include "base/run_log.h"
 
 namespace profcpu::cli {
 
-// Writes metadata.json and, if `write_archive`, prof.tar.gz with the outputs,
-// the recording, the snapshot, `extra_files` (relative paths), the metadata
-// and the log (closed first so it is complete inside the archive).
-absl::Status FinishRun(const std::string& dir, const PipelineResult& result,
-                       const std::vector<std::string>& extra_files, bool write_archive,
-                       RunLog* log);
-
-// One line for stderr: samples, losses, unknown frames.
-std::string SummaryLine(const PipelineResult& result);
+// Logs the run's closing line (fold::SummaryLine), writes metadata.json and,
+// if `write_archive`, prof.tar.gz with the outputs, the recording, the
+// snapshot, the JIT copies, the exports, the metadata and the log (closed
+// first so it is complete inside the archive). Returns the closing line.
+absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResult& result,
+                                      bool write_archive, base::RunLog* log);
 
 }  // namespace profcpu::cli
 

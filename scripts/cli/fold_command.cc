@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 #include "fold/line_reader.h"
 #include "fold/output_buffer.h"
 #include "fold/stackcollapse.h"
@@ -20,7 +20,7 @@
 namespace profcpu::cli {
 namespace {
 
-int Fail(absl::string_view message) { return CommandFailure("fold", message); }
+int Failed(absl::string_view message) { return CommandFailure("fold", message); }
 
 // Feeds every line of `reader` to the collapser. False (after saying why) on
 // a read error.
@@ -29,7 +29,7 @@ bool Consume(fold::LineReader& reader, absl::string_view name, fold::StackCollap
   while (reader.Next(&line)) collapser->AddLine(line);
   collapser->mutable_stats().overlong_lines += reader.overlong_lines();
   if (!reader.status().ok()) {
-    Fail(absl::StrCat(name, ": ", reader.status().message()));
+    Failed(absl::StrCat(name, ": ", reader.status().message()));
     return false;
   }
   return true;
@@ -79,7 +79,7 @@ int RunFold(const std::vector<std::string>& args) {
       continue;
     }
     auto reader = fold::LineReader::Open(file);
-    if (!reader.ok()) return Fail(reader.status().message());
+    if (!reader.ok()) return Failed(reader.status().message());
     if (!Consume(*reader, file, &collapser)) return kExitFailure;
   }
 
@@ -101,7 +101,7 @@ int RunFold(const std::vector<std::string>& args) {
   fold::OutputBuffer out(stdout);
   collapser.Write(&out);
   absl::Status written = out.Finish();
-  if (!written.ok()) return Fail(absl::StrCat("writing stdout: ", written.message()));
+  if (!written.ok()) return Failed(absl::StrCat("writing stdout: ", written.message()));
   return kExitOk;
 }
 

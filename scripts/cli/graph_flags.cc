@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "collector/base/status_macros.h"
+#include "base/status_macros.h"
 #include "render/palette.h"
 
 namespace profcpu::cli {

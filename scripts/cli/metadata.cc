@@ -62,8 +62,8 @@ std::string FormatMetadataJson(const RunFacts& facts) {
                             {"not_unwound", s.dwarf_not_unwound},
                             {"user_stack_bytes", h.user_stack_size}};
   }
-  const UnknownFrames no_unknown_frames;
-  const UnknownFrames& unknown =
+  const fold::UnknownFrames no_unknown_frames;
+  const fold::UnknownFrames& unknown =
       facts.unknown_frames != nullptr ? *facts.unknown_frames : no_unknown_frames;
   if (facts.symbols != nullptr) {
     j["symbols"] = {{"distinct_locations", facts.symbols->requested},

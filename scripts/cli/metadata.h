@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "fold/profile_builder.h"
-#include "scripts/cli/unknown_frames.h"
+#include "fold/recording_summary.h"
+#include "fold/unknown_frames.h"
 #include "symbolize/symbolizer.h"
 
 namespace profcpu::cli {
@@ -16,7 +16,7 @@ namespace profcpu::cli {
 struct RunFacts {
   const fold::RecordingSummary* summary = nullptr;
   const symbolize::SymbolizeStats* symbols = nullptr;
-  const UnknownFrames* unknown_frames = nullptr;  // samples' frames that stayed [unknown]
+  const fold::UnknownFrames* unknown_frames = nullptr;  // samples' frames that stayed [unknown]
   std::vector<std::string> warnings;
   std::vector<std::string> files;
 };

@@ -5,7 +5,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/errno_status.h"
+#include "base/errno_status.h"
 
 namespace profcpu::cli {
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "recording/run_folder.h"
 
 namespace profcpu::cli {
 
@@ -19,19 +20,17 @@ absl::StatusOr<std::string> CreateRunDirectory(const std::string& parent, std::t
 // mkdir -p.
 absl::Status MakeDirectories(const std::string& path);
 
-// The names of the files a run writes into its folder.
-inline constexpr char kRecordingFile[] = "recording.zst";
-inline constexpr char kSymbolsFile[] = "symbols.bin";
-inline constexpr char kFoldedFile[] = "folded_stacks.out";
-inline constexpr char kPerfScriptFile[] = "perf_script.out";
-inline constexpr char kFlameGraphFile[] = "flamegraph.svg";
-inline constexpr char kMetadataFile[] = "metadata.json";
-inline constexpr char kLogFile[] = "profcpu.log";
-inline constexpr char kArchiveFile[] = "prof.tar.gz";
-inline constexpr char kJitDir[] = "jit";
-// -callgraph dwarf: the user stacks unwound after collection
-// (symbolize/unwound_stacks.h), replayed by postprocess.
-inline constexpr char kUnwoundStacksFile[] = "unwound_stacks.bin";
+// The run folder's file names, for the commands (recording/run_folder.h).
+using recording::kArchiveFile;
+using recording::kFlameGraphFile;
+using recording::kFoldedFile;
+using recording::kJitDir;
+using recording::kLogFile;
+using recording::kMetadataFile;
+using recording::kPerfScriptFile;
+using recording::kRecordingFile;
+using recording::kSymbolsFile;
+using recording::kUnwoundStacksFile;
 
 }  // namespace profcpu::cli
 

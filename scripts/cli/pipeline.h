@@ -1,19 +1,19 @@
-// Turns a run folder's recording into its outputs: replay and normalize
-// (fold::BuildProfile), name every distinct location once (symbolize, reusing
-// the folder's symbol snapshot), then write folded stacks, perf script text
-// and the flame graph. Shared by collect/record (right after sampling, with
-// the target's files at hand) and postprocess (possibly on another machine).
+// Turns a run folder's recording into its outputs by calling the stages in
+// order: fold's replay (normalized stacks + symbol requests), symbolize's
+// RunSymbols (a SymbolTable, reusing and refreshing the folder's snapshot),
+// fold (the Profile shaped and folded), render (the flame graph, exports).
+// Shared by collect/record (right after sampling, with the target's files at
+// hand) and postprocess (possibly on another machine).
 #ifndef PROFCPU_SCRIPTS_CLI_PIPELINE_H_
 #define PROFCPU_SCRIPTS_CLI_PIPELINE_H_
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "fold/profile_builder.h"
-#include "scripts/cli/unknown_frames.h"
-#include "scripts/cli/run_log.h"
+#include "base/run_log.h"
+#include "fold/recording_summary.h"
+#include "fold/unknown_frames.h"
 #include "scripts/cli/run_outputs.h"
 #include "symbolize/symbolizer.h"
 
@@ -37,9 +37,7 @@ struct PipelineOptions {
 struct PipelineResult {
   fold::RecordingSummary summary;
   symbolize::SymbolizeStats symbols;
-  UnknownFrames unknown_frames;
-  // Processes with JIT/anonymous frames: whose perf maps are worth keeping.
-  std::vector<uint32_t> jit_pids;
+  fold::UnknownFrames unknown_frames;
   // Copies of the processes' JIT files in the run folder (jit/...), relative
   // paths, for the archive.
   std::vector<std::string> jit_files;
@@ -48,14 +46,7 @@ struct PipelineResult {
   std::vector<std::string> exports;
 };
 
-absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, RunLog* log);
-
-// What was measured, for perf_script.out's header: the event and rate, and
-// for BPF and off-CPU runs what the period field holds.
-std::string ModeDescription(const fold::RecordingSummary& summary);
-
-// This machine's boot id (kernel addresses are only meaningful within a boot).
-std::string LocalBootId();
+absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, base::RunLog* log);
 
 }  // namespace profcpu::cli
 

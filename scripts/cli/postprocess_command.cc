@@ -9,12 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "scripts/cli/archive.h"
+#include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/flags.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
-#include "scripts/cli/run_log.h"
+#include "base/run_log.h"
 #include "scripts/cli/run_outputs.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
@@ -27,10 +28,6 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-int Fail(absl::string_view message) {
-  std::fprintf(stderr, "profcpu: %.*s\n", static_cast<int>(message.size()), message.data());
-  return kExitFailure;
-}
 
 }  // namespace
 
@@ -48,11 +45,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
   AddRunOutputFlags(&flags);
   AddFilterFlags(&flags);
   absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(parsed.message().size()),
-                 parsed.message().data(), flags.Usage().c_str());
-    return kExitUsage;
-  }
+  if (!parsed.ok()) return UsageError(flags, parsed.message());
   if (flags.help_requested()) {
     std::printf("%s", flags.Usage().c_str());
     return kExitOk;
@@ -60,17 +53,10 @@ int RunPostprocess(const std::vector<std::string>& args) {
   RunOutputOptions outputs;
   absl::Status read = ReadRunOutputFlags(flags, &outputs);
   if (read.ok()) read = ReadFilterFlags(flags, &outputs.filter);
-  if (!read.ok()) {
-    std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(read.message().size()),
-                 read.message().data(), flags.Usage().c_str());
-    return kExitUsage;
-  }
+  if (!read.ok()) return UsageError(flags, read.message());
   std::string dir = flags.String("dir");
   if (dir.empty() && flags.positionals().size() == 1) dir = flags.positionals()[0];
-  if (dir.empty()) {
-    std::fprintf(stderr, "profcpu: postprocess needs -dir DIR\n\n%s", flags.Usage().c_str());
-    return kExitUsage;
-  }
+  if (dir.empty()) return UsageError(flags, "postprocess needs -dir DIR");
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Fail(absl::StrCat(dir, " is not a directory"));
@@ -79,7 +65,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
   std::string recording = absl::StrCat(dir, "/", kRecordingFile);
   std::string archive = absl::StrCat(dir, "/", kArchiveFile);
   bool had_archive = Exists(archive);
-  RunLog log;
+  base::RunLog log;
   if (!Exists(recording)) {
     if (!had_archive) {
       return Fail(absl::StrCat(dir, " holds neither ", kRecordingFile, " nor ", kArchiveFile));
@@ -105,13 +91,9 @@ int RunPostprocess(const std::vector<std::string>& args) {
   pipeline.outputs = outputs;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());
-  std::vector<std::string> extra = result->jit_files;
-  extra.insert(extra.end(), result->exports.begin(), result->exports.end());
-  std::string summary = SummaryLine(*result);
-  log.Info(summary);
-  absl::Status finished = FinishRun(dir, *result, extra, /*write_archive=*/!had_archive, &log);
-  if (!finished.ok()) return Fail(finished.message());
-  std::fprintf(stderr, "profcpu: %s\n", summary.c_str());
+  auto finished = FinishRun(dir, *result, /*write_archive=*/!had_archive, &log);
+  if (!finished.ok()) return Fail(finished.status().message());
+  std::fprintf(stderr, "profcpu: %s\n", finished->c_str());
   std::printf("%s\n", dir.c_str());
   return kExitOk;
 }

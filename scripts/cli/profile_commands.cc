@@ -13,25 +13,24 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "collector/base/file_io.h"
-#include "collector/base/status_macros.h"
+#include "base/file_io.h"
+#include "base/status_macros.h"
 #include "collector/collection.h"
+#include "collector/collection_text.h"
 #include "collector/perf/event_spec.h"
 #include "collector/proc/container_resolver.h"
-#include "collector/proc/proc_reader.h"
+#include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/flags.h"
-#include "scripts/cli/jit_files.h"
 #include "scripts/cli/live_status.h"
 #include "scripts/cli/output_dir.h"
-#include "scripts/cli/perfmap_session.h"
 #include "scripts/cli/pipeline.h"
-#include "scripts/cli/process_files.h"
-#include "scripts/cli/run_log.h"
+#include "base/run_log.h"
 #include "scripts/cli/run_outputs.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
+#include "symbolize/rooted_process_files.h"
 
 namespace profcpu::cli {
 namespace {
@@ -87,23 +86,6 @@ void AddSamplingFlags(FlagSet* flags) {
   AddRunOutputFlags(flags);  // -format, -threads, the graph's look
 }
 
-int UsageError(const FlagSet& flags, absl::string_view message) {
-  std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(message.size()), message.data(),
-               flags.Usage().c_str());
-  return kExitUsage;
-}
-
-int Fail(absl::string_view message) {
-  std::fprintf(stderr, "profcpu: %.*s\n", static_cast<int>(message.size()), message.data());
-  return kExitFailure;
-}
-
-int MaxSampleRate() {
-  auto text = base::ReadFileBounded("/proc/sys/kernel/perf_event_max_sample_rate", 64);
-  int value = 100000;
-  if (text.ok()) (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &value);
-  return value;
-}
 
 // -mode, -backend and -timestamps (collector/bpf_collection.h).
 absl::Status ReadModeFlags(const FlagSet& flags, collector::CollectionOptions* options) {
@@ -131,7 +113,7 @@ absl::Status ReadModeFlags(const FlagSet& flags, collector::CollectionOptions* o
 // Parses the flags shared by collect and record into collection options.
 absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOptions* options) {
   int64_t freq, pages;
-  int max_rate = MaxSampleRate();
+  int max_rate = collector::KernelMaxSampleRate();
   absl::Status status = flags.Int("freq", 1, max_rate, &freq);
   if (!status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -157,13 +139,14 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
 }
 
 // -perfmap auto|off: whether profcpu turns .NET perf maps on for the run.
-absl::StatusOr<bool> ReadPerfMapFlag(const FlagSet& flags) {
+absl::Status ReadPerfMapFlag(const FlagSet& flags, collector::CollectionOptions* options) {
   std::string mode = flags.String("perfmap");
   if (mode != "auto" && mode != "off") {
     return absl::InvalidArgumentError(
         absl::StrCat("-perfmap must be auto or off, got '", mode, "'"));
   }
-  return mode == "auto";
+  options->manage_dotnet_perfmaps = mode == "auto";
+  return absl::OkStatus();
 }
 
 // -pid, -container or -a: exactly one. InvalidArgument for bad usage,
@@ -190,25 +173,6 @@ absl::Status ReadTargetFlags(const FlagSet& flags, collector::CollectionOptions*
   return absl::OkStatus();
 }
 
-// The processes of the target as it stands now (for perf-map management).
-std::vector<pid_t> TargetProcesses(const collector::CollectionOptions& options) {
-  if (options.pid > 0) return {options.pid};
-  if (!options.cgroup_dir.empty()) return collector::CgroupProcesses(options.cgroup_dir);
-  if (options.all_processes) return collector::ListProcesses();
-  return {};
-}
-
-// "pid 42", "container 3f4e5a6b7c8d", "all processes", "command: ./app".
-std::string TargetText(const collector::CollectionOptions& options) {
-  if (!options.command.empty()) return absl::StrJoin(options.command, " ");
-  if (options.pid > 0) return absl::StrCat("pid ", options.pid);
-  if (!options.container_id.empty()) {
-    return absl::StrCat("container ", options.container_id.substr(0, 12));
-  }
-  if (!options.cgroup_dir.empty()) return absl::StrCat("cgroup ", options.cgroup_dir);
-  return "all processes";
-}
-
 // Errors that stop collection before any sample was taken.
 bool IsStartupError(const absl::Status& error) {
   return absl::IsNotFound(error) || absl::IsPermissionDenied(error) ||
@@ -227,11 +191,11 @@ void RemoveRunDirectory(const std::string& dir) {
 // `pipeline` carries the symbol flags (-symbols, -strip-tiers); its folder,
 // outputs and files are filled in here.
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
-                      const std::vector<std::string>& argv, bool manage_perfmaps,
-                      const RunOutputOptions& outputs, PipelineOptions pipeline) {
+                      const std::vector<std::string>& argv, const RunOutputOptions& outputs,
+                      PipelineOptions pipeline) {
   auto run_dir = CreateRunDirectory(out, std::time(nullptr));
   if (!run_dir.ok()) return Fail(run_dir.status().message());
-  RunLog log;
+  base::RunLog log;
   if (!log.Open(absl::StrCat(*run_dir, "/", kLogFile))) {
     return Fail(absl::StrCat("cannot write to ", *run_dir));
   }
@@ -242,40 +206,19 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   options.command_line = absl::StrJoin(argv, " ");
   options.stop_requested = &g_stop_requested;
   options.stop_signal = &g_stop_signal;
+  options.log = &log;
   LiveStatus status_line;
-  PerfMapSession perfmaps(&log);
-  if (manage_perfmaps) {
-    for (pid_t pid : TargetProcesses(options)) perfmaps.Watch(pid);
-  }
-  uint64_t last_perfmap_poll = 0;
-  options.on_progress = [&](const collector::Progress& p) {
-    status_line.Update(p);
-    if (!manage_perfmaps) return;
-    // A started command becomes a .NET runtime some moments after it starts.
-    if (p.target_pid > 0) perfmaps.Watch(p.target_pid);
-    if (collector::MonotonicNowNs() - last_perfmap_poll > 1'000'000'000) {
-      perfmaps.Poll();
-      last_perfmap_poll = collector::MonotonicNowNs();
-    }
-  };
+  options.on_progress = [&status_line](const collector::Progress& p) { status_line.Update(p); };
 
-  const collector::BpfCollectionOptions& profile = options.profile;
-  std::string what =
-      profile.mode == collector::ProfileMode::kOffCpu
-          ? std::string("off-CPU time (BPF)")
-          : absl::StrCat(options.sampler.rate, " Hz (", options.sampler.event.name,
-                         profile.backend == collector::SamplingBackend::kBpf ? ", BPF" : "", ")",
-                         profile.mode == collector::ProfileMode::kWall ? " and off-CPU time" : "");
   std::fprintf(stderr, "profcpu: profiling %s: %s%s; Ctrl-C stops early\n",
-               TargetText(options).c_str(),
-               what.c_str(),
+               collector::DescribeTarget(options).c_str(),
+               collector::DescribeSampling(options).c_str(),
                options.duration > absl::ZeroDuration()
                    ? absl::StrCat(" for ", absl::FormatDuration(options.duration)).c_str()
                    : "");
   InstallStopHandlers();
   auto collected = collector::Collect(options);
   RestoreDefaultHandlers();
-  perfmaps.Finish();
   status_line.Finish();
   if (!collected.ok()) {
     const absl::Status& error = collected.status();
@@ -322,7 +265,7 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   }
   pipeline.dir = *run_dir;
   pipeline.outputs = outputs;
-  ProcessFiles files(collected->roots, target_root, collected->processes);
+  symbolize::RootedProcessFiles files(collected->roots, target_root, collected->processes);
   pipeline.files = &files;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) {
@@ -332,13 +275,11 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
                              " (the recording is kept; retry with profcpu postprocess -dir ",
                              *run_dir, ")"));
   }
-  std::vector<std::string> jit_files = CopyJitFiles(*run_dir, result->jit_pids, files, &log);
-  std::string summary = SummaryLine(*result);
-  log.Info(summary);
-  jit_files.insert(jit_files.end(), result->exports.begin(), result->exports.end());
-  absl::Status finished = FinishRun(*run_dir, *result, jit_files, /*write_archive=*/true, &log);
-  if (!finished.ok()) return Fail(absl::StrCat("finishing ", *run_dir, ": ", finished.message()));
-  std::fprintf(stderr, "profcpu: %s\n", summary.c_str());
+  auto finished = FinishRun(*run_dir, *result, /*write_archive=*/true, &log);
+  if (!finished.ok()) {
+    return Fail(absl::StrCat("finishing ", *run_dir, ": ", finished.status().message()));
+  }
+  std::fprintf(stderr, "profcpu: %s\n", finished->c_str());
   std::printf("%s\n", run_dir->c_str());
   return kExitOk;
 }
@@ -390,16 +331,16 @@ int RunCollect(const std::vector<std::string>& args) {
   }
   std::vector<std::string> argv = {"profcpu", "collect"};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto manage_perfmaps = ReadPerfMapFlag(flags);
-  if (!manage_perfmaps.ok()) return UsageError(flags, manage_perfmaps.status().message());
+  if (absl::Status s = ReadPerfMapFlag(flags, &options); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
   RunOutputOptions outputs;
   if (absl::Status s = ReadRunOutputFlags(flags, &outputs); !s.ok()) {
     return UsageError(flags, s.message());
   }
   PipelineOptions pipeline;
   ReadSymbolFlags(flags, &pipeline);
-  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps, outputs,
-                           pipeline);
+  return ProfileIntoNewRun(options, flags.String("out"), argv, outputs, pipeline);
 }
 
 int RunRecord(const std::vector<std::string>& args) {
@@ -421,8 +362,9 @@ int RunRecord(const std::vector<std::string>& args) {
   if (absl::Status s = ReadSamplingFlags(flags, &options); !s.ok()) {
     return UsageError(flags, s.message());
   }
-  auto manage_perfmaps = ReadPerfMapFlag(flags);
-  if (!manage_perfmaps.ok()) return UsageError(flags, manage_perfmaps.status().message());
+  if (absl::Status s = ReadPerfMapFlag(flags, &options); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
   RunOutputOptions outputs;
   if (absl::Status s = ReadRunOutputFlags(flags, &outputs); !s.ok()) {
     return UsageError(flags, s.message());
@@ -430,13 +372,12 @@ int RunRecord(const std::vector<std::string>& args) {
   // A .NET command started here writes perf maps from its first method on
   // (unless its environment already says otherwise); the session then keeps
   // its jitdump going (perfmap_session.h).
-  if (*manage_perfmaps) ::setenv("DOTNET_PerfMapEnabled", "1", /*overwrite=*/0);
+  if (options.manage_dotnet_perfmaps) ::setenv("DOTNET_PerfMapEnabled", "1", /*overwrite=*/0);
   std::vector<std::string> argv = {"profcpu", "record"};
   argv.insert(argv.end(), args.begin(), args.end());
   PipelineOptions pipeline;
   ReadSymbolFlags(flags, &pipeline);
-  return ProfileIntoNewRun(options, flags.String("out"), argv, *manage_perfmaps, outputs,
-                           pipeline);
+  return ProfileIntoNewRun(options, flags.String("out"), argv, outputs, pipeline);
 }
 
 }  // namespace profcpu::cli

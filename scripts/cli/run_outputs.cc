@@ -6,12 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "collector/base/status_macros.h"
+#include "base/status_macros.h"
 #include "render/pprof_writer.h"
 #include "scripts/cli/archive.h"
 #include "scripts/cli/graph_flags.h"
 #include "scripts/cli/output_dir.h"
-#include "scripts/cli/pipeline.h"
 
 namespace profcpu::cli {
 namespace {
@@ -106,23 +105,6 @@ absl::Status ApplyGraphFlags(const RunOutputOptions& outputs, render::FlameGraph
   return ReadGraphFlags(*outputs.graph_flags, graph);
 }
 
-fold::FoldOptions GraphFoldOptions(fold::FoldOptions options, render::Palette palette) {
-  switch (palette) {
-    case render::Palette::kDotnet:
-      options.annotate_precompiled = true;
-      [[fallthrough]];
-    case render::Palette::kJava:
-    case render::Palette::kJs:
-    case render::Palette::kPerl:
-      options.annotate_kernel = true;
-      options.annotate_jit = true;
-      break;
-    default:
-      break;
-  }
-  return options;
-}
-
 std::string PerfViewArchiveName(const std::string& dir) {
   absl::string_view name = dir;
   while (absl::ConsumeSuffix(&name, "/")) {
@@ -134,31 +116,11 @@ std::string PerfViewArchiveName(const std::string& dir) {
 }
 
 absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
-                          const fold::BuiltProfile& built, RunLog* log,
-                          std::vector<std::string>* written) {
-  const fold::RecordingSummary& summary = built.summary;
-  const recording::Header& header = summary.header;
+                          const fold::RecordingSummary& summary, const fold::Profile& profile,
+                          base::RunLog* log, std::vector<std::string>* written) {
   if (outputs.pprof) {
-    render::PprofOptions pprof;
-    pprof.modules = &built.modules;
-    pprof.event_name = header.event_name;
-    pprof.frequency_mode = header.frequency_mode;
-    pprof.sample_rate = header.sample_rate;
-    if (summary.mode == "offcpu" || summary.mode == "wall") {
-      pprof.period_type = summary.mode == "offcpu" ? "off-cpu" : "wall";
-      pprof.period_unit = summary.microseconds ? "microseconds" : "count";
-    } else if (summary.weighted) {
-      pprof.periods_are_samples = true;  // stacks counted in the kernel (BPF)
-    }
-    pprof.start_unix_ns = header.start_realtime_ns;
-    if (summary.last_sample_ns > header.start_time_ns) {
-      pprof.duration_ns = static_cast<int64_t>(summary.last_sample_ns - header.start_time_ns);
-    }
-    pprof.comments = {absl::StrCat("profcpu ", header.profcpu_version),
-                      absl::StrCat("target: ", header.target),
-                      absl::StrCat("sampling: ", ModeDescription(summary))};
-    PROFCPU_RETURN_IF_ERROR(
-        render::WritePprofFile(built.profile, pprof, absl::StrCat(dir, "/", kPprofFile)));
+    PROFCPU_RETURN_IF_ERROR(render::WritePprofFile(profile, render::PprofOptionsFor(summary),
+                                                   absl::StrCat(dir, "/", kPprofFile)));
     written->push_back(kPprofFile);
     log->Info(absl::StrCat("wrote ", kPprofFile, " (go tool pprof -http=: ", kPprofFile, ")"));
   }

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "fold/folded_writer.h"
-#include "fold/profile_builder.h"
+#include "fold/profile.h"
+#include "fold/recording_summary.h"
 #include "fold/profile_filter.h"
 #include "render/flamegraph_options.h"
 #include "scripts/cli/flags.h"
-#include "scripts/cli/run_log.h"
+#include "base/run_log.h"
 
 namespace profcpu::cli {
 
@@ -42,11 +42,6 @@ absl::Status ReadFilterFlags(const FlagSet& flags, fold::ProfileFilter* filter);
 // Overrides `graph` (the run's defaults) with the graph flags given.
 absl::Status ApplyGraphFlags(const RunOutputOptions& outputs, render::FlameGraphOptions* graph);
 
-// How to fold for the flame graph: palettes that pick hues by annotation
-// (java, js, perl, dotnet) need "_[k]", "_[j]" (and "_[p]") marks, which
-// folded_stacks.out leaves out as the original profcpu did.
-fold::FoldOptions GraphFoldOptions(fold::FoldOptions options, render::Palette palette);
-
 // The PerfView export's name: "NAME.trace.zip" after the run folder, as
 // perfcollect names it after the trace.
 std::string PerfViewArchiveName(const std::string& dir);
@@ -55,8 +50,8 @@ std::string PerfViewArchiveName(const std::string& dir);
 // perf script text is taken from dir's perf_script.out. Appends the names
 // written to *written.
 absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
-                          const fold::BuiltProfile& built, RunLog* log,
-                          std::vector<std::string>* written);
+                          const fold::RecordingSummary& summary, const fold::Profile& profile,
+                          base::RunLog* log, std::vector<std::string>* written);
 
 }  // namespace profcpu::cli
 

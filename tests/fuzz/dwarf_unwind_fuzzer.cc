@@ -22,8 +22,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/file_io.h"
-#include "collector/base/rooted_open.h"
+#include "base/file_io.h"
+#include "base/rooted_open.h"
 #include "symbolize/dwarf_unwinder.h"
 #include "tests/fuzz/fuzz_support.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

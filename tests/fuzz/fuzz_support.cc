@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 
 namespace profcpu::fuzz {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "collector/base/unique_fd.h"
+#include "base/unique_fd.h"
 
 // libFuzzer's entry point, defined by every target.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

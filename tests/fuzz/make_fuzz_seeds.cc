@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "collector/base/byte_io.h"
-#include "collector/base/file_io.h"
-#include "collector/recording/record_codec.h"
-#include "collector/recording/recording_writer.h"
+#include "base/byte_io.h"
+#include "base/file_io.h"
+#include "recording/record_codec.h"
+#include "recording/recording_writer.h"
 #include "scripts/cli/archive.h"
 #include "symbolize/symbol_snapshot.h"
 #include "symbolize/testing_jitdump.h"

@@ -2,9 +2,9 @@
 // perf_event_header then the body; linux/perf_event.h). Records come from our
 // own events, but a kernel bug or a future layout must not crash the
 // collector: Parse returns a record, nullopt, or counts the record malformed.
-#include "collector/base/byte_io.h"
+#include "base/byte_io.h"
 #include "collector/perf/perf_record_parser.h"
-#include "collector/recording/record_codec.h"
+#include "recording/record_codec.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;

@@ -13,11 +13,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collector/base/file_io.h"
+#include "base/file_io.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
-#include "scripts/cli/run_log.h"
+#include "base/run_log.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;
@@ -66,17 +66,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         "writing the recording failed");
   cli::PipelineOptions options;
   options.dir = dir.path();
-  cli::RunLog log;
+  base::RunLog log;
   auto result = cli::RebuildOutputs(options, &log);
   if (!result.ok()) return 0;  // a clear error: postprocess prints it and exits 1
-  Check(cli::FinishRun(dir.path(), *result, {}, /*write_archive=*/false, &log).ok(),
+  Check(cli::FinishRun(dir.path(), *result, /*write_archive=*/false, &log).ok(),
         "writing metadata.json failed");
   Check(nlohmann::json::accept(ReadOutput(dir.path(), cli::kMetadataFile)),
         "metadata.json is not valid JSON");
   CheckFlameScopeReads(ReadOutput(dir.path(), cli::kPerfScriptFile));
   std::string folded = ReadOutput(dir.path(), cli::kFoldedFile);
 
-  cli::RunLog again_log;
+  base::RunLog again_log;
   auto again = cli::RebuildOutputs(options, &again_log);
   Check(again.ok(), "postprocessing the same folder a second time failed");
   Check(ReadOutput(dir.path(), cli::kFoldedFile) == folded,

@@ -3,8 +3,8 @@
 // decoded record re-encodes to a canonical form that decodes to itself.
 #include <string>
 
-#include "collector/base/byte_io.h"
-#include "collector/recording/record_codec.h"
+#include "base/byte_io.h"
+#include "recording/record_codec.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "collector/base/byte_io.h"
-#include "collector/recording/record_codec.h"
-#include "collector/recording/recording_reader.h"
+#include "base/byte_io.h"
+#include "recording/record_codec.h"
+#include "recording/recording_reader.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -1,0 +1,36 @@
+#include "collector/collection_text.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "base/file_io.h"
+
+namespace profcpu::collector {
+
+std::string DescribeTarget(const CollectionOptions& options) {
+  if (!options.command.empty()) return absl::StrJoin(options.command, " ");
+  if (options.pid > 0) return absl::StrCat("pid ", options.pid);
+  if (!options.container_id.empty()) {
+    return absl::StrCat("container ", options.container_id.substr(0, 12));
+  }
+  if (!options.cgroup_dir.empty()) return absl::StrCat("cgroup ", options.cgroup_dir);
+  return "all processes";
+}
+
+std::string DescribeSampling(const CollectionOptions& options) {
+  const BpfCollectionOptions& profile = options.profile;
+  if (profile.mode == ProfileMode::kOffCpu) return "off-CPU time (BPF)";
+  return absl::StrCat(options.sampler.rate, " Hz (", options.sampler.event.name,
+                      profile.backend == SamplingBackend::kBpf ? ", BPF" : "", ")",
+                      profile.mode == ProfileMode::kWall ? " and off-CPU time" : "");
+}
+
+int KernelMaxSampleRate() {
+  auto text = base::ReadFileBounded("/proc/sys/kernel/perf_event_max_sample_rate", 64);
+  int value = 100000;
+  if (text.ok()) (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &value);
+  return value;
+}
+
+}  // namespace profcpu::collector

@@ -1,0 +1,36 @@
+#include "collector/collection_text.h"
+
+#include "gtest/gtest.h"
+
+namespace profcpu::collector {
+namespace {
+
+TEST(CollectionTextTest, NamesTheTarget) {
+  CollectionOptions options;
+  EXPECT_EQ(DescribeTarget(options), "all processes");
+  options.cgroup_dir = "/sys/fs/cgroup/app";
+  EXPECT_EQ(DescribeTarget(options), "cgroup /sys/fs/cgroup/app");
+  options.container_id = "3f4e5a6b7c8d9e0f1a2b";
+  EXPECT_EQ(DescribeTarget(options), "container 3f4e5a6b7c8d");
+  options.pid = 42;
+  EXPECT_EQ(DescribeTarget(options), "pid 42");
+  options.command = {"./app", "--fast"};
+  EXPECT_EQ(DescribeTarget(options), "./app --fast");
+}
+
+TEST(CollectionTextTest, SaysWhatIsSampled) {
+  CollectionOptions options;
+  options.sampler.rate = 99;
+  options.sampler.event.name = "cpu-clock";
+  EXPECT_EQ(DescribeSampling(options), "99 Hz (cpu-clock)");
+  options.profile.backend = SamplingBackend::kBpf;
+  options.profile.mode = ProfileMode::kWall;
+  EXPECT_EQ(DescribeSampling(options), "99 Hz (cpu-clock, BPF) and off-CPU time");
+  options.profile.mode = ProfileMode::kOffCpu;
+  EXPECT_EQ(DescribeSampling(options), "off-CPU time (BPF)");
+}
+
+TEST(CollectionTextTest, KernelLimitIsPositive) { EXPECT_GT(KernelMaxSampleRate(), 0); }
+
+}  // namespace
+}  // namespace profcpu::collector

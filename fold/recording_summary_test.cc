@@ -1,0 +1,63 @@
+#include "fold/recording_summary.h"
+
+#include "gtest/gtest.h"
+
+namespace profcpu::fold {
+namespace {
+
+RecordingSummary Summary(const std::string& mode, const std::string& backend) {
+  RecordingSummary s;
+  s.mode = mode;
+  s.header.backend = backend;
+  s.header.event_name = "cpu-clock";
+  s.header.sample_rate = 99;
+  s.header.target = "pid 42";
+  s.header.hostname = "box";
+  s.header.kernel_release = "6.1.0";
+  s.samples = 1000;
+  s.lost_ring_buffer = 3;
+  s.lost_stacks = 2;
+  return s;
+}
+
+TEST(RecordingSummaryTest, DescribesWhatEachModeMeasures) {
+  EXPECT_EQ(ModeDescription(Summary("cpu", "perf")), "cpu-clock, 99 Hz");
+  EXPECT_NE(ModeDescription(Summary("cpu", "bpf")).find("BPF backend: period = samples"),
+            std::string::npos);
+  EXPECT_EQ(ModeDescription(Summary("offcpu", "perf")).rfind("offcpu-time", 0), 0u);
+  EXPECT_EQ(ModeDescription(Summary("wall", "bpf")).rfind("wall-time: on-CPU samples (cpu-clock, "
+                                                          "99 Hz, BPF backend)", 0),
+            0u);
+}
+
+TEST(RecordingSummaryTest, PerfScriptHeaderListsBpfLossesOnlyWhereBpfTookPart) {
+  const PerfScriptHeader perf = PerfScriptHeaderFor(Summary("cpu", "perf"));
+  EXPECT_EQ(perf.target, "pid 42");
+  EXPECT_EQ(perf.event, "cpu-clock, 99 Hz");
+  EXPECT_EQ(perf.samples, 1000u);
+  ASSERT_EQ(perf.losses.size(), 3u);
+  EXPECT_EQ(perf.losses[0], (std::pair<std::string, uint64_t>{"ring buffer full", 3}));
+  const PerfScriptHeader bpf = PerfScriptHeaderFor(Summary("cpu", "bpf"));
+  ASSERT_EQ(bpf.losses.size(), 7u);
+  EXPECT_EQ(bpf.losses[4], (std::pair<std::string, uint64_t>{"stacks lost (BPF stack map)", 2}));
+  EXPECT_EQ(PerfScriptHeaderFor(Summary("offcpu", "perf")).losses.size(), 7u);
+  EXPECT_EQ(bpf.extra.at(0), (std::pair<std::string, std::string>{"hostname", "box"}));
+}
+
+TEST(RecordingSummaryTest, SummaryLineSaysSamplesLossesAndUnknownFrames) {
+  RecordingSummary s = Summary("cpu", "perf");
+  UnknownFrames unknown;
+  unknown.total = 10;
+  unknown.by_module = {{"/usr/lib/libstdc++.so.6.0.30", 10}};
+  EXPECT_EQ(SummaryLine(s, unknown),
+            "1000 samples, 3 lost, 2 stacks lost, 10 unknown frames (all in libstdc++.so.6.0.30)");
+  s.offcpu_samples = 5;
+  s.offcpu_ns = 1'500'000'000;
+  s.truncated_stacks = 4;
+  EXPECT_EQ(SummaryLine(s, {}),
+            "1000 samples, 3 lost (5 off-CPU, 1.5 s blocked), 2 stacks lost, 4 truncated stacks, "
+            "0 unknown frames");
+}
+
+}  // namespace
+}  // namespace profcpu::fold

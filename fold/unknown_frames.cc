@@ -1,0 +1,83 @@
+#include "fold/unknown_frames.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace profcpu::fold {
+namespace {
+
+// A mapped file ("/usr/lib/libfoo.so"), not "//anon", "[unknown]" and the like.
+bool IsFile(const std::string& module) {
+  return module.size() > 1 && module[0] == '/' && module[1] != '/';
+}
+
+}  // namespace
+
+UnknownFrames CountUnknownFrames(const Profile& profile) {
+  // Per location: its module's index in `modules`, or -1 when it is named.
+  std::vector<int32_t> module_of(profile.location_count(), -1);
+  std::vector<std::string> modules;
+  absl::flat_hash_map<std::string, int32_t> module_index;
+  for (size_t i = 0; i < module_of.size(); ++i) {
+    const auto* s = profile.symbols().Find(profile.location(static_cast<uint32_t>(i)).code);
+    if (s != nullptr && !s->frames.empty()) continue;
+    const std::string module = s == nullptr || s->module.empty() ? "[unknown]" : s->module;
+    auto [it, inserted] = module_index.try_emplace(module, static_cast<int32_t>(modules.size()));
+    if (inserted) modules.push_back(module);
+    module_of[i] = it->second;
+  }
+  std::vector<uint64_t> counts(modules.size(), 0);
+  UnknownFrames result;
+  for (const Sample& sample : profile.samples()) {
+    for (uint32_t id : profile.stack(sample.stack)) {
+      if (module_of[id] < 0) continue;
+      ++counts[module_of[id]];
+      ++result.total;
+    }
+  }
+  for (size_t i = 0; i < modules.size(); ++i) {
+    if (counts[i] > 0) result.by_module.emplace_back(std::move(modules[i]), counts[i]);
+  }
+  std::sort(result.by_module.begin(), result.by_module.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  return result;
+}
+
+void LogUnknownFrames(const UnknownFrames& unknown, base::RunLog* log) {
+  if (unknown.by_module.empty()) return;
+  constexpr size_t kShown = 8;
+  std::string line = "unknown frames by module:";
+  bool file = false;
+  for (size_t i = 0; i < unknown.by_module.size() && i < kShown; ++i) {
+    const auto& [module, count] = unknown.by_module[i];
+    absl::StrAppend(&line, i == 0 ? " " : ", ", module, " ", count);
+    file = file || IsFile(module);
+  }
+  if (unknown.by_module.size() > kShown) {
+    absl::StrAppend(&line, ", and ", unknown.by_module.size() - kShown, " more modules");
+  }
+  log->Info(line);
+  if (file) {
+    log->Info("a library's frames are named by its debug file (same build-id): install its "
+              "debug package, or give its directory with -symbols DIR (collect, record or "
+              "postprocess)");
+  }
+}
+
+std::string DescribeUnknownFrames(const UnknownFrames& unknown) {
+  std::string text = absl::StrCat(", ", unknown.total, " unknown frames");
+  if (unknown.by_module.empty()) return text;
+  const auto& [module, count] = unknown.by_module.front();
+  // A file by its name; "//anon", "[unknown]" and the like as they are.
+  const size_t slash = module.find_last_of('/');
+  const std::string name =
+      IsFile(module) && slash + 1 < module.size() ? module.substr(slash + 1) : module;
+  absl::StrAppend(&text, " (", count == unknown.total ? "all" : absl::StrCat(count), " in ",
+                  name, ")");
+  return text;
+}
+
+}  // namespace profcpu::fold

@@ -1,0 +1,26 @@
+// The names of the files a run folder holds (docs/recording-format.md): the
+// recording and what every stage writes or reads beside it. Shared by the
+// collector's caller, the symbolizer (snapshot, JIT copies, unwound stacks)
+// and the command that packs the archive.
+#ifndef PROFCPU_RECORDING_RUN_FOLDER_H_
+#define PROFCPU_RECORDING_RUN_FOLDER_H_
+
+namespace profcpu::recording {
+
+inline constexpr char kRecordingFile[] = "recording.zst";
+inline constexpr char kSymbolsFile[] = "symbols.bin";
+inline constexpr char kFoldedFile[] = "folded_stacks.out";
+inline constexpr char kPerfScriptFile[] = "perf_script.out";
+inline constexpr char kFlameGraphFile[] = "flamegraph.svg";
+inline constexpr char kMetadataFile[] = "metadata.json";
+inline constexpr char kLogFile[] = "profcpu.log";
+inline constexpr char kArchiveFile[] = "prof.tar.gz";
+// Copies of the processes' perf maps and jitdumps (symbolize/archived_jit_files.h).
+inline constexpr char kJitDir[] = "jit";
+// -callgraph dwarf: the user stacks unwound after collection
+// (symbolize/unwound_stacks.h), replayed by postprocess.
+inline constexpr char kUnwoundStacksFile[] = "unwound_stacks.bin";
+
+}  // namespace profcpu::recording
+
+#endif  // PROFCPU_RECORDING_RUN_FOLDER_H_

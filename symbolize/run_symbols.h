@@ -1,0 +1,90 @@
+// The symbolize stage of one pipeline run over a run folder, in one place:
+// the JIT files (the folder's copies, made from the target's root on first
+// use), the user-stack unwinder (-callgraph dwarf: unwound from the target's
+// files and saved, or replayed from what was saved), the symbol snapshot
+// (symbols.bin: loaded when it belongs to this recording, written back), the
+// symbolizer, and -strip-tiers.
+//
+// Two calls around fold's replay, which normalizes the recording's addresses
+// and asks, per sample, for JIT generations and unwound stacks:
+//
+//   RunSymbols symbols(options, log);
+//   fold::BuildProfile(reader, {symbols.jit_history(), symbols.unwinder()});
+//   symbols.ResolveProfile(...)  ──► SymbolTable (by value)
+#ifndef PROFCPU_SYMBOLIZE_RUN_SYMBOLS_H_
+#define PROFCPU_SYMBOLIZE_RUN_SYMBOLS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "base/run_log.h"
+#include "symbolize/archived_jit_files.h"
+#include "symbolize/code_location.h"
+#include "symbolize/jit_sources.h"
+#include "symbolize/run_unwinder.h"
+#include "symbolize/symbol_table.h"
+#include "symbolize/symbolizer.h"
+
+namespace profcpu::symbolize {
+
+struct RunSymbolsOptions {
+  std::string run_dir;
+  // Where the profiled processes' files are; nullptr when they are not
+  // reachable (postprocess elsewhere): the snapshot and the copies must do.
+  const ProcessFiles* files = nullptr;
+  // -symbols DIR, in order: more places to find debug files (matched by
+  // build-id or debuglink CRC); unknown native frames are looked up again.
+  std::vector<std::string> symbol_dirs;
+  // -strip-tiers: drop the .NET tier annotation ("[OptimizedTier1]") from JIT
+  // frame names in the table returned (the snapshot keeps them).
+  bool strip_tiers = false;
+};
+
+// What the replay found that needs names.
+struct ReplayedCode {
+  const std::vector<SymbolRequest>* requests = nullptr;
+  // Indexed by native locations' space; gains build-ids and load layouts.
+  std::vector<Module>* modules = nullptr;
+  SymbolTable known_names;  // names the replay gave itself (synthetic frames)
+  std::string boot_id;      // the recording's: this machine's kallsyms apply if it matches
+  DwarfReplayCounts dwarf;
+};
+
+struct ResolvedSymbols {
+  SymbolTable table;  // every requested location, named or [unknown]
+  SymbolizeStats stats;
+  // The run folder's copies of JIT files (jit/...), relative, for the archive.
+  std::vector<std::string> jit_files;
+};
+
+class RunSymbols {
+ public:
+  RunSymbols(RunSymbolsOptions options, base::RunLog* log);
+  ~RunSymbols();
+  RunSymbols(const RunSymbols&) = delete;
+  RunSymbols& operator=(const RunSymbols&) = delete;
+
+  // For the replay (fold::BuildOptions).
+  JitCodeHistory* jit_history() { return &jit_; }
+  UserStackUnwinder* unwinder() const { return unwinder_.get(); }
+
+  // After the replay: names every requested location once (reusing the
+  // snapshot), writes the snapshot back, and returns the table.
+  absl::StatusOr<ResolvedSymbols> ResolveProfile(ReplayedCode replay);
+
+ private:
+  RunSymbolsOptions options_;
+  base::RunLog* log_;
+  ArchivedJitFiles jit_files_;
+  JitSources jit_;
+  RunUnwinder unwinder_;
+};
+
+// This machine's boot id (kernel addresses are only meaningful within a boot).
+std::string LocalBootId();
+
+}  // namespace profcpu::symbolize
+
+#endif  // PROFCPU_SYMBOLIZE_RUN_SYMBOLS_H_
