@@ -15,21 +15,6 @@
 namespace profcpu::fold {
 namespace {
 
-struct StackKey {
-  uint32_t comm;
-  uint32_t pid;
-  uint32_t tid;
-  uint32_t stack;
-
-  friend bool operator==(const StackKey& a, const StackKey& b) {
-    return a.comm == b.comm && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack;
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const StackKey& k) {
-    return H::combine(std::move(h), k.comm, k.pid, k.tid, k.stack);
-  }
-};
-
 FrameNameOptions NameOptions(const FoldOptions& options) {
   FrameNameOptions names;
   names.annotate_kernel = options.annotate_kernel;
@@ -111,20 +96,28 @@ class EventFilter {
 
 }  // namespace
 
-FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options) {
-  // Count per (root, stack) first: far fewer than samples.
+StackCounts CountStacks(const Profile& profile, const FoldOptions& options) {
   EventFilter filter(profile, options);
-  absl::flat_hash_map<StackKey, uint64_t> counts;
+  StackCounts counts;
   const bool pid = options.include_pid || options.include_tid;
   for (const Sample& sample : profile.samples()) {
     if (!filter.Keeps(sample.event)) continue;
     StackKey key{sample.comm, pid ? sample.pid : 0, options.include_tid ? sample.tid : 0,
                  sample.stack};
     uint64_t weight = options.weight_by_period && sample.period != 0 ? sample.period : 1;
-    counts[key] += weight;
+    counts.weights[key] += weight;
   }
+  return counts;
+}
 
-  // Then name them; different stacks may name alike, so merge by text.
+FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options) {
+  return FoldCounts(profile, CountStacks(profile, options), options);
+}
+
+FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts,
+                         const FoldOptions& options) {
+  const auto& counts = stack_counts.weights;
+  // Different stacks may name alike, so merge by text.
   LocationNamer namer(profile, options);
   absl::flat_hash_map<uint32_t, std::string> comms;
   std::vector<std::string> texts;

@@ -12,8 +12,11 @@
 #ifndef PROFCPU_FOLD_FOLDED_WRITER_H_
 #define PROFCPU_FOLD_FOLDED_WRITER_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "fold/folded_profile.h"
 #include "fold/output_buffer.h"
@@ -41,6 +44,35 @@ struct FoldOptions {
 };
 
 FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options = {});
+
+// FoldProfile in its two passes. The first, over every sample, sums weights
+// per (thread name, pid, tid, stack) as `options` say (event filter, pid/tid
+// roots, periods); the second names those stacks (over distinct stacks only)
+// and merges the ones that name alike. Foldings that differ only in how
+// frames are named (the annotations) can share one count: folded_stacks.out
+// and the flame graph's annotated stacks walk the samples once.
+struct StackKey {
+  uint32_t comm;
+  uint32_t pid;
+  uint32_t tid;
+  uint32_t stack;
+
+  friend bool operator==(const StackKey& a, const StackKey& b) {
+    return a.comm == b.comm && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const StackKey& k) {
+    return H::combine(std::move(h), k.comm, k.pid, k.tid, k.stack);
+  }
+};
+struct StackCounts {
+  absl::flat_hash_map<StackKey, uint64_t> weights;
+};
+StackCounts CountStacks(const Profile& profile, const FoldOptions& options);
+// `options` must count as the ones `counts` was made with; their naming
+// options (annotations, addresses) may differ.
+FoldedProfile FoldCounts(const Profile& profile, const StackCounts& counts,
+                         const FoldOptions& options);
 
 // "frame;frame;... count\n" per stack, in the FoldedProfile's order.
 absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out);

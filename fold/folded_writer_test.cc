@@ -76,6 +76,22 @@ TEST(FoldedWriterTest, Options) {
             "swapper-0;pv_native_safe_halt 10101010\n");
 }
 
+TEST(FoldedWriterTest, OneCountServesFoldingsThatNameDifferently) {
+  const Profile profile = MakeProfile();
+  FoldOptions plain;
+  plain.include_tid = true;
+  plain.weight_by_period = true;
+  FoldOptions annotated = plain;
+  annotated.annotate_kernel = annotated.annotate_jit = true;
+  const StackCounts counts = CountStacks(profile, plain);
+  EXPECT_EQ(FormatFolded(FoldCounts(profile, counts, plain)),
+            FormatFolded(FoldProfile(profile, plain)));
+  const std::string marked = FormatFolded(FoldCounts(profile, counts, annotated));
+  EXPECT_EQ(marked, FormatFolded(FoldProfile(profile, annotated)));
+  EXPECT_NE(marked.find("_[k]"), std::string::npos) << marked;
+  EXPECT_NE(marked.find("_[j]"), std::string::npos) << marked;
+}
+
 TEST(FoldedWriterTest, MergesStacksThatNameAlikeAndSortsByText) {
   ProfileMaker m;
   uint32_t a1 = m.Location(0x1000, false, "/bin/x", {{"f(int)", 0}});

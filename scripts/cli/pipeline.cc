@@ -55,7 +55,9 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   fold::FoldOptions fold_options;
   fold_options.weight_by_period = summary.weighted;  // BPF counts, off-CPU time
   fold_options.include_tid = options.outputs.threads;
-  const fold::FoldedProfile folded = fold::FoldProfile(profile, fold_options);
+  // One pass over the samples serves folded_stacks.out and the graph's stacks.
+  const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
+  const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
   PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFoldedFile), fold::FormatFolded(folded)));
   PROFCPU_RETURN_IF_ERROR(fold::WritePerfScriptFile(
       profile, {fold::PerfScriptHeaderFor(summary)}, path(kPerfScriptFile)));
@@ -68,7 +70,8 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   PROFCPU_ASSIGN_OR_RETURN(
       std::string svg,
       render::RenderFlameGraph(
-          graph_fold.annotate_kernel ? fold::FoldProfile(profile, graph_fold) : folded, graph));
+          graph_fold.annotate_kernel ? fold::FoldCounts(profile, counts, graph_fold) : folded,
+          graph));
   PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFlameGraphFile), svg));
   for (const char* name : {kFoldedFile, kPerfScriptFile, kFlameGraphFile}) {
     result.files_written.push_back(name);

@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         "writing the recording failed");
   cli::PipelineOptions options;
   options.dir = dir.path();
-  base::RunLog log;
+  profcpu::base::RunLog log;
   auto result = cli::RebuildOutputs(options, &log);
   if (!result.ok()) return 0;  // a clear error: postprocess prints it and exits 1
   Check(cli::FinishRun(dir.path(), *result, /*write_archive=*/false, &log).ok(),
@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckFlameScopeReads(ReadOutput(dir.path(), cli::kPerfScriptFile));
   std::string folded = ReadOutput(dir.path(), cli::kFoldedFile);
 
-  base::RunLog again_log;
+  profcpu::base::RunLog again_log;
   auto again = cli::RebuildOutputs(options, &again_log);
   Check(again.ok(), "postprocessing the same folder a second time failed");
   Check(ReadOutput(dir.path(), cli::kFoldedFile) == folded,

@@ -1,0 +1,73 @@
+#include "scripts/cli/run_outputs.h"
+
+#include "gtest/gtest.h"
+
+namespace profcpu::cli {
+namespace {
+
+FlagSet PostprocessFlags() {
+  FlagSet flags("postprocess", "profcpu postprocess", "test");
+  AddRunOutputFlags(&flags);
+  AddFilterFlags(&flags);
+  return flags;
+}
+
+absl::Status Read(const std::vector<std::string>& args, RunOutputOptions* outputs) {
+  FlagSet flags = PostprocessFlags();
+  absl::Status parsed = flags.Parse(args);
+  if (!parsed.ok()) return parsed;
+  absl::Status read = ReadRunOutputFlags(flags, outputs);
+  return read.ok() ? ReadFilterFlags(flags, &outputs->filter) : read;
+}
+
+TEST(RunOutputsTest, FormatsThreadsAndFilters) {
+  RunOutputOptions outputs;
+  ASSERT_TRUE(Read({"-format", "pprof, svg,perfview", "-threads", "-pid", "12,13", "-comm",
+                    "dotnet,.NET TP Worker", "-from", "1.5", "-to", "3", "-no-idle"},
+                   &outputs)
+                  .ok());
+  EXPECT_TRUE(outputs.pprof);
+  EXPECT_TRUE(outputs.perfview);
+  EXPECT_TRUE(outputs.threads);
+  EXPECT_EQ(outputs.filter.pids, (std::vector<uint32_t>{12, 13}));
+  EXPECT_EQ(outputs.filter.comms, (std::vector<std::string>{"dotnet", ".NET TP Worker"}));
+  EXPECT_DOUBLE_EQ(*outputs.filter.from_s, 1.5);
+  EXPECT_DOUBLE_EQ(*outputs.filter.to_s, 3);
+  EXPECT_TRUE(outputs.filter.no_idle);
+  EXPECT_FALSE(outputs.filter.empty());
+}
+
+TEST(RunOutputsTest, BadValuesNameTheFlag) {
+  RunOutputOptions outputs;
+  absl::Status format = Read({"-format", "speedscope"}, &outputs);
+  EXPECT_TRUE(absl::IsInvalidArgument(format));
+  EXPECT_NE(format.message().find("unknown -format 'speedscope'"), absl::string_view::npos);
+  absl::Status ids = Read({"-tid", "12;13"}, &outputs);
+  EXPECT_NE(ids.message().find("-tid takes ids separated by commas"), absl::string_view::npos);
+  absl::Status range = Read({"-from", "5", "-to", "2"}, &outputs);
+  EXPECT_NE(range.message().find("-to 2 must be after -from 5"), absl::string_view::npos);
+  // Graph flags are checked when read, not after a 30 s profile.
+  EXPECT_FALSE(Read({"-width", "wide"}, &outputs).ok());
+}
+
+TEST(RunOutputsTest, GraphFlagsOverrideTheRunsDefaultsOnly) {
+  RunOutputOptions outputs;
+  ASSERT_TRUE(Read({"-title", "Mine"}, &outputs).ok());
+  render::FlameGraphOptions graph;
+  graph.title = "Off-CPU Time Flame Graph";
+  graph.palette = render::Palette::kBlue;
+  ASSERT_TRUE(ApplyGraphFlags(outputs, &graph).ok());
+  EXPECT_EQ(graph.title, "Mine");
+  EXPECT_EQ(graph.palette, render::Palette::kBlue);
+}
+
+TEST(RunOutputsTest, PerfViewArchiveIsNamedAfterTheRunFolder) {
+  EXPECT_EQ(PerfViewArchiveName("profilings/10-00-00_2026-11-24/"),
+            "10-00-00_2026-11-24.trace.zip");
+  EXPECT_EQ(PerfViewArchiveName("run"), "run.trace.zip");
+  EXPECT_EQ(PerfViewArchiveName("/"), "profcpu.trace.zip");
+  EXPECT_EQ(PerfViewArchiveName("a/.."), "profcpu.trace.zip");
+}
+
+}  // namespace
+}  // namespace profcpu::cli
