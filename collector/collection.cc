@@ -16,9 +16,9 @@
 #include "collector/collection_target.h"
 #include "collector/dotnet/perfmap_session.h"
 #include "collector/proc/container_resolver.h"
-#include "collector/process_roots.h"
 #include "collector/proc/proc_reader.h"
 #include "collector/proc/process_environment.h"
+#include "collector/process_roots.h"
 #include "collector/record_orderer.h"
 #include "recording/recording_writer.h"
 

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "recording/recording_reader.h"
-#include "recording/records.h"
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
+#include "recording/recording_reader.h"
+#include "recording/records.h"
 #include "symbolize/code_location.h"
 #include "symbolize/jit_history.h"
 #include "symbolize/stack_unwinder.h"

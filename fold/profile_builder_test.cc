@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "gtest/gtest.h"
 #include "recording/recording_reader.h"
 #include "recording/recording_writer.h"
-#include "gtest/gtest.h"
 
 namespace profcpu::fold {
 namespace {

@@ -47,7 +47,8 @@ PerfScriptHeader PerfScriptHeaderFor(const RecordingSummary& summary) {
 
 std::string SummaryLine(const RecordingSummary& s, const UnknownFrames& unknown) {
   std::string line = absl::StrCat(s.samples, " samples");
-  uint64_t lost = s.lost_ring_buffer + s.lost_dropped + s.lost_bpf_ring_buffer + s.lost_bpf_map_full;
+  const uint64_t lost =
+      s.lost_ring_buffer + s.lost_dropped + s.lost_bpf_ring_buffer + s.lost_bpf_map_full;
   absl::StrAppend(&line, ", ", lost, " lost");
   if (s.offcpu_samples > 0) {
     absl::StrAppend(&line, " (", s.offcpu_samples, " off-CPU, ",

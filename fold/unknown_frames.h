@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "fold/profile.h"
 #include "base/run_log.h"
+#include "fold/profile.h"
 
 namespace profcpu::fold {
 

@@ -13,10 +13,10 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
-#include "collector/bpf/bpf_support.h"
-#include "collector/bpf/profcpu_bpf.skel.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "collector/bpf/bpf_support.h"
+#include "collector/bpf/profcpu_bpf.skel.h"
 
 namespace profcpu::collector {
 namespace {

@@ -19,8 +19,8 @@
 #include <optional>
 #include <vector>
 
-#include "collector/dotnet/diagnostics_client.h"
 #include "base/run_log.h"
+#include "collector/dotnet/diagnostics_client.h"
 
 namespace profcpu::collector::dotnet {
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "base/byte_io.h"
-#include "recording/record_codec.h"
 #include "gtest/gtest.h"
+#include "recording/record_codec.h"
 
 namespace profcpu::collector {
 namespace {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "scripts/cli/pipeline.h"
 #include "base/run_log.h"
+#include "scripts/cli/pipeline.h"
 
 namespace profcpu::cli {
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/run_log.h"
 #include "scripts/cli/archive.h"
 #include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
@@ -15,7 +16,6 @@
 #include "scripts/cli/flags.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
-#include "base/run_log.h"
 #include "scripts/cli/run_outputs.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"

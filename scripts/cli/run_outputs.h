@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/run_log.h"
 #include "fold/profile.h"
-#include "fold/recording_summary.h"
 #include "fold/profile_filter.h"
+#include "fold/recording_summary.h"
 #include "render/flamegraph_options.h"
 #include "scripts/cli/flags.h"
-#include "base/run_log.h"
 
 namespace profcpu::cli {
 

@@ -14,10 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/file_io.h"
+#include "base/run_log.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
-#include "base/run_log.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;
