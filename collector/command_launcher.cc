@@ -2,14 +2,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/errno_status.h"
 
 namespace profcpu::collector {
@@ -48,7 +51,7 @@ absl::StatusOr<std::unique_ptr<CommandLauncher>> CommandLauncher::Prepare(
   ::close(go[0]);
   ::close(error[1]);
   return std::unique_ptr<CommandLauncher>(
-      new CommandLauncher(pid, base::UniqueFd(go[1]), base::UniqueFd(error[0])));
+      new CommandLauncher(pid, command[0], base::UniqueFd(go[1]), base::UniqueFd(error[0])));
 }
 
 CommandLauncher::~CommandLauncher() {
@@ -78,8 +81,12 @@ absl::Status CommandLauncher::Start() {
     int status;
     ::waitpid(pid_, &status, 0);
     reaped_ = true;
-    if (err == ENOENT) return absl::NotFoundError("command not found");
-    return base::ErrnoStatus(err, "exec");
+    if (err == ENOENT) {
+      return absl::NotFoundError(absl::StrCat(
+          "command '", program_, "' not found",
+          program_.find('/') == std::string::npos ? " in PATH" : " (no such file)"));
+    }
+    return base::ErrnoStatus(err, absl::StrCat("cannot run '", program_, "'"));
   }
   return absl::OkStatus();
 }
@@ -96,6 +103,35 @@ bool CommandLauncher::Exited(int* exit_code) {
 
 void CommandLauncher::Signal(int signal_number) {
   if (!reaped_) ::kill(pid_, signal_number);
+}
+
+absl::StatusOr<std::string> FindProgram(const std::string& program) {
+  if (program.empty()) return absl::InvalidArgumentError("empty command name");
+  std::vector<std::string> candidates;
+  if (program.find('/') != std::string::npos) {
+    candidates.push_back(program);
+  } else {
+    // execvp's default when PATH is unset (glibc: confstr(_CS_PATH)).
+    const char* path = std::getenv("PATH");
+    for (absl::string_view dir :
+         absl::StrSplit(path != nullptr ? path : "/bin:/usr/bin", ':')) {
+      candidates.push_back(absl::StrCat(dir.empty() ? "." : dir, "/", program));
+    }
+  }
+  std::string not_executable;
+  for (const std::string& candidate : candidates) {
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (not_executable.empty()) not_executable = candidate;
+  }
+  if (!not_executable.empty()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot run '", not_executable, "': it is not executable"));
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "command '", program, "' not found",
+      program.find('/') == std::string::npos ? " in PATH" : " (no such file)"));
 }
 
 }  // namespace profcpu::collector

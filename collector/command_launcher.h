@@ -24,7 +24,8 @@ class CommandLauncher {
   ~CommandLauncher();
 
   pid_t pid() const { return pid_; }
-  // Lets the child exec. Fails with the exec error if it could not start.
+  // Lets the child exec. Fails with the exec error if it could not start,
+  // naming the program: NotFound ("'x' not found ..."), PermissionDenied, ...
   absl::Status Start();
   // Non-blocking: true once the child has exited; sets its exit code
   // (128 + signal number if a signal killed it).
@@ -32,13 +33,20 @@ class CommandLauncher {
   void Signal(int signal_number);
 
  private:
-  CommandLauncher(pid_t pid, base::UniqueFd go, base::UniqueFd exec_error)
-      : pid_(pid), go_(std::move(go)), exec_error_(std::move(exec_error)) {}
+  CommandLauncher(pid_t pid, std::string program, base::UniqueFd go, base::UniqueFd exec_error)
+      : pid_(pid), program_(std::move(program)), go_(std::move(go)),
+        exec_error_(std::move(exec_error)) {}
   pid_t pid_;
+  std::string program_;  // argv[0], for messages
   base::UniqueFd go_;          // write end: one byte releases the child
   base::UniqueFd exec_error_;  // read end: errno from a failed exec, EOF on success
   bool reaped_ = false;
 };
+
+// Where execvp would find `program` (a path, or a name searched in PATH):
+// NotFound naming it when it is nowhere, PermissionDenied when what is there
+// cannot be executed. Lets record fail before making a run folder.
+absl::StatusOr<std::string> FindProgram(const std::string& program);
 
 }  // namespace profcpu::collector
 

@@ -21,6 +21,7 @@ FrameNameOptions NameOptions(const FoldOptions& options) {
   names.annotate_jit = options.annotate_jit;
   names.include_addrs = options.include_addrs;
   names.annotate_precompiled = options.annotate_precompiled;
+  names.keep_dotnet_tiers = options.keep_dotnet_tiers;
   return names;
 }
 

@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
+#include "symbolize/dotnet_tier.h"
+
 namespace profcpu::fold {
 namespace {
 
@@ -159,6 +162,11 @@ void FrameNamer::AppendOne(absl::string_view pc, absl::string_view part,
     AppendTidyName(scratch_, out);
   } else {
     AppendTidyName(part, out);
+    if (options_.keep_dotnet_tiers) {
+      const absl::string_view tier = symbolize::TierOf(part);
+      absl::string_view name(out->data() + start, out->size() - start);
+      if (!tier.empty() && !absl::EndsWith(name, "]")) absl::StrAppend(out, "[", tier, "]");
+    }
   }
 
   // Java signatures "Lorg/foo/Bar;.baz" lose their type-descriptor 'L' (the

@@ -55,6 +55,11 @@ struct FrameNameOptions {
   // tidying below drops that tag with the argument list, so the mark keeps
   // the fact for the renderer's dotnet palette. Wins over "_[j]".
   bool annotate_precompiled = false;
+  // profcpu's own, for its run outputs: keep a .NET JIT frame's tier
+  // annotation ("Main[OptimizedTier1]", "Main[OptimizedTier1OSR]"), which the
+  // tidying cuts with the argument list. Without it one method's tiers merge
+  // and on-stack replacement reads as recursion ("Main;Main").
+  bool keep_dotnet_tiers = false;
 };
 
 // Drops a trailing "+0x<lowercase hex>" (perf >= 4.8 prints symbol offsets).

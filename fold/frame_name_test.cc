@@ -127,6 +127,27 @@ TEST(FrameNameTest, PrecompiledDotnetCodeMarkedWhenAsked) {
   EXPECT_EQ(Names(prejit, "/tmp/perf-42.map", false, jit), "instance void [App] App::Run_[j]");
 }
 
+TEST(FrameNameTest, DotnetTiersKeptWhenAsked) {
+  FrameNameOptions tiers;
+  tiers.keep_dotnet_tiers = true;
+  // On-stack replacement: the OSR body under its Tier0 caller is two frames,
+  // not recursion.
+  EXPECT_EQ(Names("Busy::Main(int64)[OptimizedTier1OSR]+0x2a", "/tmp/perf-42.map", false, tiers),
+            "Busy::Main[OptimizedTier1OSR]");
+  EXPECT_EQ(Names("Busy::Main(int64)[QuickJitted]", "/tmp/perf-42.map", false, tiers),
+            "Busy::Main[QuickJitted]");
+  EXPECT_EQ(Names("App.Calc::Sum[OptimizedTier1]", "/tmp/perf-42.map", false, tiers),
+            "App.Calc::Sum[OptimizedTier1]");  // no argument list: the tier was never cut
+  EXPECT_EQ(Names("Foo(List[T])", "/tmp/perf-42.map", false, tiers), "Foo");  // not a tier
+  tiers.annotate_jit = tiers.annotate_precompiled = true;
+  EXPECT_EQ(Names("App::Run(int32)[PreJIT]", "/tmp/jit-42.dump", false, tiers),
+            "App::Run[PreJIT]_[p]");
+  EXPECT_EQ(Names("App::Run(int32)[OptimizedTier1]", "/tmp/perf-42.map", false, tiers),
+            "App::Run[OptimizedTier1]_[j]");
+  // stackcollapse-perf.pl's tidying otherwise (profcpu fold).
+  EXPECT_EQ(Names("Busy::Main(int64)[OptimizedTier1OSR]", "/tmp/perf-42.map"), "Busy::Main");
+}
+
 TEST(FrameNameTest, SkippedSymbols) {
   int count = -1;
   EXPECT_EQ(Names("(deleted)", "/x", false, {}, &count), "");

@@ -26,6 +26,12 @@ struct Location {
   // address-1 for return addresses so calls at a function's end name the caller.
   uint8_t offset_adjust = 0;
   bool kernel = false;
+  // The user-space mapping the address fell in, [start, end), as the replay
+  // saw it; 0, 0 for kernel code, imported text and addresses no mapping
+  // covered (a frame-pointer walk through code without frame pointers reads
+  // garbage). Not part of the location's identity.
+  uint64_t mapping_start = 0;
+  uint64_t mapping_end = 0;
 };
 
 struct Sample {

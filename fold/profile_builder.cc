@@ -238,6 +238,8 @@ class Builder {
       location.code = normalized.location;
       location.offset_adjust = adjust;
       location.kernel = kernel;
+      location.mapping_start = normalized.mapping_start;
+      location.mapping_end = normalized.mapping_end;
       stack_.push_back(out_->profile.InternLocation(location));
       requested_.try_emplace(normalized.location, std::string(normalized.mapping_name));
     }

@@ -51,6 +51,13 @@ TEST(RecordingSummaryTest, SummaryLineSaysSamplesLossesAndUnknownFrames) {
   unknown.by_module = {{"/usr/lib/libstdc++.so.6.0.30", 10}};
   EXPECT_EQ(SummaryLine(s, unknown),
             "1000 samples, 3 lost, 2 stacks lost, 10 unknown frames (all in libstdc++.so.6.0.30)");
+  unknown.samples = 1000;
+  unknown.top_samples = 10;
+  unknown.top_most_in_a_sample = 1;
+  EXPECT_EQ(SummaryLine(s, unknown),
+            "1000 samples, 3 lost, 2 stacks lost, 10 unknown frames (one in 10 of 1000 samples, "
+            "all in libstdc++.so.6.0.30, which has no symbols here: profcpu.log says how to name "
+            "it)");
   s.offcpu_samples = 5;
   s.offcpu_ns = 1'500'000'000;
   s.truncated_stacks = 4;

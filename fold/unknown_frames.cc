@@ -30,6 +30,7 @@ UnknownFrames CountUnknownFrames(const Profile& profile) {
   }
   std::vector<uint64_t> counts(modules.size(), 0);
   UnknownFrames result;
+  result.samples = profile.samples().size();
   for (const Sample& sample : profile.samples()) {
     for (uint32_t id : profile.stack(sample.stack)) {
       if (module_of[id] < 0) continue;
@@ -38,11 +39,28 @@ UnknownFrames CountUnknownFrames(const Profile& profile) {
     }
   }
   for (size_t i = 0; i < modules.size(); ++i) {
-    if (counts[i] > 0) result.by_module.emplace_back(std::move(modules[i]), counts[i]);
+    if (counts[i] > 0) result.by_module.emplace_back(modules[i], counts[i]);
   }
   std::sort(result.by_module.begin(), result.by_module.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
+  if (result.by_module.empty()) return result;
+
+  // The top module in proportion: a second pass, over its frames only.
+  const int32_t top = module_index.at(result.by_module.front().first);
+  result.top_at_thread_start = true;
+  for (const Sample& sample : profile.samples()) {
+    const std::vector<uint32_t>& stack = profile.stack(sample.stack);  // leaf first
+    uint64_t in_sample = 0;
+    for (size_t i = 0; i < stack.size(); ++i) {
+      if (module_of[stack[i]] != top) continue;
+      ++in_sample;
+      if (stack.size() - 1 - i >= kThreadStartDepth) result.top_at_thread_start = false;
+    }
+    if (in_sample == 0) continue;
+    ++result.top_samples;
+    result.top_most_in_a_sample = std::max(result.top_most_in_a_sample, in_sample);
+  }
   return result;
 }
 
@@ -75,8 +93,20 @@ std::string DescribeUnknownFrames(const UnknownFrames& unknown) {
   const size_t slash = module.find_last_of('/');
   const std::string name =
       IsFile(module) && slash + 1 < module.size() ? module.substr(slash + 1) : module;
-  absl::StrAppend(&text, " (", count == unknown.total ? "all" : absl::StrCat(count), " in ",
-                  name, ")");
+  const std::string where =
+      absl::StrCat(count == unknown.total ? "all" : absl::StrCat(count), " in ", name);
+  if (!IsFile(module) || unknown.top_most_in_a_sample != 1) {
+    absl::StrAppend(&text, " (", where, ")");
+    return text;
+  }
+  // One unnamed frame of a library per sample at most: a library shipped
+  // without symbols, not a broken profile. Say so, in proportion.
+  const std::string share =
+      unknown.top_samples == unknown.samples
+          ? std::string("one per sample")
+          : absl::StrCat("one in ", unknown.top_samples, " of ", unknown.samples, " samples");
+  absl::StrAppend(&text, " (", share, unknown.top_at_thread_start ? ", at thread start, " : ", ",
+                  where, ", which has no symbols here: profcpu.log says how to name it)");
   return text;
 }
 

@@ -44,7 +44,36 @@ TEST(UnknownFramesTest, CountsFramesOfSamplesPerModuleMostFirst) {
   // Ties by name.
   EXPECT_EQ(unknown.by_module[1], (std::pair<std::string, uint64_t>{"//anon", 2}));
   EXPECT_EQ(unknown.by_module[2], (std::pair<std::string, uint64_t>{"[unknown]", 2}));
-  EXPECT_EQ(DescribeUnknownFrames(unknown), ", 11 unknown frames (7 in libstdc++.so.6)");
+  // libstdc++'s unnamed frame is in every sample, once, next to the root.
+  EXPECT_EQ(unknown.samples, 7u);
+  EXPECT_EQ(unknown.top_samples, 7u);
+  EXPECT_EQ(unknown.top_most_in_a_sample, 1u);
+  EXPECT_TRUE(unknown.top_at_thread_start);
+  EXPECT_EQ(DescribeUnknownFrames(unknown),
+            ", 11 unknown frames (one per sample, at thread start, 7 in libstdc++.so.6, which has "
+            "no symbols here: profcpu.log says how to name it)");
+}
+
+TEST(UnknownFramesTest, SaysInWhatShareOfSamplesALibrarysFramesAreUnnamed) {
+  Profile profile;
+  const uint32_t main = Add(&profile, 1, "/usr/bin/app", "main");
+  const uint32_t start = Add(&profile, 2, "/lib/libc.so.6", "__libc_start_main");
+  const uint32_t a = Add(&profile, 3, "/usr/bin/app", "a");
+  const uint32_t b = Add(&profile, 4, "/usr/bin/app", "b");
+  const uint32_t lib = Add(&profile, 5, "/usr/lib/libz.so.1", "");
+  AddSamples(&profile, {lib, b, a, main, start}, 3);  // deep in the stack
+  AddSamples(&profile, {b, a, main, start}, 5);
+  UnknownFrames unknown = CountUnknownFrames(profile);
+  EXPECT_EQ(unknown.top_samples, 3u);
+  EXPECT_FALSE(unknown.top_at_thread_start);
+  EXPECT_EQ(DescribeUnknownFrames(unknown),
+            ", 3 unknown frames (one in 3 of 8 samples, all in libz.so.1, which has no symbols "
+            "here: profcpu.log says how to name it)");
+  // Several unnamed frames of it in one sample: the plain count.
+  AddSamples(&profile, {lib, lib, main}, 1);
+  unknown = CountUnknownFrames(profile);
+  EXPECT_EQ(unknown.top_most_in_a_sample, 2u);
+  EXPECT_EQ(DescribeUnknownFrames(unknown), ", 5 unknown frames (all in libz.so.1)");
 }
 
 TEST(UnknownFramesTest, DescribesNoneAllAndSpecialModules) {

@@ -43,26 +43,33 @@ class StringTable {
   absl::flat_hash_map<std::string, int64_t> ids_;
 };
 
-// What tells mappings apart: the module and where it was loaded (native), or
-// the kind and space alone (kernel; a process's JIT memory; imported text).
+// What tells mappings apart: the module and where it was loaded (native), the
+// process mapping an address fell in (its start), or the kind and space alone
+// (kernel; imported text).
 struct MappingKey {
   symbolize::CodeKind kind;
   uint32_t space;
-  uint64_t bias;  // address - file offset, native code only
+  uint64_t bias;   // address - file offset, native code only
+  uint64_t start;  // the process mapping's start, when the replay knew it
   std::string name;
 
   template <typename H>
   friend H AbslHashValue(H h, const MappingKey& k) {
-    return H::combine(std::move(h), k.kind, k.space, k.bias, k.name);
+    return H::combine(std::move(h), k.kind, k.space, k.bias, k.start, k.name);
   }
   friend bool operator==(const MappingKey& a, const MappingKey& b) {
-    return std::tie(a.kind, a.space, a.bias, a.name) == std::tie(b.kind, b.space, b.bias, b.name);
+    return std::tie(a.kind, a.space, a.bias, a.start, a.name) ==
+           std::tie(b.kind, b.space, b.bias, b.start, b.name);
   }
 };
 
 struct MappingInfo {
   std::string filename;
   std::string build_id;
+  // The process mapping's bounds when known; otherwise the lowest and
+  // highest address sampled in it (kernel code, imported text).
+  uint64_t start = 0;
+  uint64_t end = 0;
   uint64_t low = std::numeric_limits<uint64_t>::max();
   uint64_t high = 0;
   uint64_t bias = 0;
@@ -91,14 +98,14 @@ MappingKey KeyFor(const fold::Location& location, const symbolize::Symbolization
   const symbolize::CodeLocation& code = location.code;
   switch (code.kind) {
     case symbolize::CodeKind::kKernel:
-      return {code.kind, 0, 0, "[kernel.kallsyms]"};
+      return {code.kind, 0, 0, 0, "[kernel.kallsyms]"};
     case symbolize::CodeKind::kNative:
       if (code.space < modules.size()) {
         const symbolize::Module& module = modules[code.space];
         *build_id = absl::BytesToHexString(module.build_id);
-        return {code.kind, code.space, LoadBias(location), module.path};
+        return {code.kind, code.space, LoadBias(location), location.mapping_start, module.path};
       }
-      return {code.kind, code.space, LoadBias(location),
+      return {code.kind, code.space, LoadBias(location), location.mapping_start,
               symbols != nullptr ? symbols->module : "[unknown]"};
     case symbolize::CodeKind::kProcess: {
       // JIT or anonymous memory of one process: a bracketed name, which pprof
@@ -108,12 +115,12 @@ MappingKey KeyFor(const fold::Location& location, const symbolize::Symbolization
       std::string name = module.empty() || module[0] == '[' || module == "[unknown]"
                              ? absl::StrCat("[anon pid ", code.space, "]")
                              : absl::StrCat("[", Basename(module), "]");
-      return {code.kind, code.space, 0, std::move(name)};
+      return {code.kind, code.space, 0, location.mapping_start, std::move(name)};
     }
     case symbolize::CodeKind::kImported:
       break;
   }
-  return {code.kind, 0, 0, symbols != nullptr ? symbols->module : "[unknown]"};
+  return {code.kind, 0, 0, 0, symbols != nullptr ? symbols->module : "[unknown]"};
 }
 
 struct SampleKey {
@@ -197,26 +204,35 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
   for (uint32_t id = 0; id < profile.location_count(); ++id) {
     const fold::Location& location = profile.location(id);
     const symbolize::Symbolization* symbols = profile.symbols().Find(location.code);
-    std::string build_id;
-    MappingKey key = KeyFor(location, symbols, profile.modules(), &build_id);
-    auto [slot, added] = mapping_ids.try_emplace(key, static_cast<uint32_t>(mappings.size()));
-    if (added) {
-      MappingInfo& info = mappings.emplace_back();
-      info.filename = key.name;
-      info.build_id = std::move(build_id);
-      info.bias = key.bias;
-      info.native = key.kind == symbolize::CodeKind::kNative;
-    }
-    MappingInfo& mapping = mappings[slot->second];
-    mapping.low = std::min(mapping.low, location.address);
-    mapping.high = std::max(mapping.high, location.address);
-
     pb::Location* loc = out.add_location();
     loc->set_id(id + 1);
-    loc->set_mapping_id(slot->second + 1);
     loc->set_address(location.address);
     const bool named = symbols != nullptr && !symbols->frames.empty();
-    mapping.all_named = mapping.all_named && named;
+    // A user address no mapping covered (a frame-pointer walk through code
+    // without frame pointers reads garbage): no mapping at all, rather than
+    // one spanning garbage that overlaps every real one.
+    const bool unmapped = location.code.kind == symbolize::CodeKind::kProcess &&
+                          location.mapping_end <= location.mapping_start;
+    MappingInfo* mapping = nullptr;
+    if (!unmapped) {
+      std::string build_id;
+      MappingKey key = KeyFor(location, symbols, profile.modules(), &build_id);
+      auto [slot, added] = mapping_ids.try_emplace(key, static_cast<uint32_t>(mappings.size()));
+      if (added) {
+        MappingInfo& info = mappings.emplace_back();
+        info.filename = key.name;
+        info.build_id = std::move(build_id);
+        info.bias = key.bias;
+        info.native = key.kind == symbolize::CodeKind::kNative;
+        info.start = location.mapping_start;
+        info.end = location.mapping_end;
+      }
+      mapping = &mappings[slot->second];
+      mapping->low = std::min(mapping->low, location.address);
+      mapping->high = std::max(mapping->high, location.address);
+      loc->set_mapping_id(slot->second + 1);
+      mapping->all_named = mapping->all_named && named;
+    }
     if (!named) continue;
     for (const symbolize::Frame& frame : symbols->frames) {  // innermost first, as pprof wants
       auto [function, new_function] = function_ids.try_emplace(
@@ -231,9 +247,10 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
       pb::Line* line = loc->add_line();
       line->set_function_id(function->second);
       line->set_line(frame.line);
-      mapping.any_file = mapping.any_file || !frame.source_file.empty();
-      mapping.any_line = mapping.any_line || frame.line != 0;
-      mapping.any_inline = mapping.any_inline || frame.inlined;
+      if (mapping == nullptr) continue;
+      mapping->any_file = mapping->any_file || !frame.source_file.empty();
+      mapping->any_line = mapping->any_line || frame.line != 0;
+      mapping->any_inline = mapping->any_inline || frame.inlined;
     }
   }
 
@@ -281,6 +298,7 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
     std::vector<uint32_t> seen_in(mappings.size(), UINT32_MAX);
     for (uint32_t i = 0; i < order.size(); ++i) {
       for (uint32_t location : profile.stack(order[i].stack)) {
+        if (out.location(location).mapping_id() == 0) continue;  // unmapped
         const uint32_t m = static_cast<uint32_t>(out.location(location).mapping_id() - 1);
         if (seen_in[m] == i) continue;
         seen_in[m] = i;
@@ -305,11 +323,13 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
     const MappingInfo& info = mappings[index];
     pb::Mapping* mapping = out.add_mapping();
     mapping->set_id(index + 1);
-    mapping->set_memory_start(info.low);
-    mapping->set_memory_limit(info.high == UINT64_MAX ? info.high : info.high + 1);
+    const bool bounded = info.end > info.start;
+    const uint64_t start = bounded ? info.start : info.low;
+    mapping->set_memory_start(start);
+    mapping->set_memory_limit(bounded ? info.end : info.high == UINT64_MAX ? info.high : info.high + 1);
     // memory_start - file_offset is the load bias, so pprof recovers each
     // address's offset in the file.
-    mapping->set_file_offset(info.native ? info.low - info.bias : 0);
+    mapping->set_file_offset(info.native ? start - info.bias : 0);
     mapping->set_filename(strings.Index(info.filename));
     mapping->set_build_id(strings.Index(info.build_id));
     mapping->set_has_functions(info.all_named);

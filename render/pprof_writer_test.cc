@@ -29,12 +29,18 @@ TestProfile Make() {
   t.modules.push_back(lib);
   t.profile.SetModules(t.modules);
 
+  // User addresses lie in a mapping of their process: 64 KiB from the
+  // address's 64 KiB boundary, as the replay would have recorded it.
   auto location = [&](symbolize::CodeKind kind, uint32_t space, uint64_t value,
                       uint64_t address, bool kernel) {
     fold::Location l;
     l.code = {kind, space, value};
     l.address = address;
     l.kernel = kernel;
+    if (!kernel) {
+      l.mapping_start = address & ~uint64_t{0xffff};
+      l.mapping_end = l.mapping_start + 0x10000;
+    }
     return t.profile.InternLocation(l);
   };
   // libwork.so's offset 0x1234 in pid 10 (loaded at 0x7f0000000000) and in
@@ -126,6 +132,13 @@ TEST(PprofWriterTest, WritesMappingsBuildIdsFunctionsAndSamples) {
   EXPECT_EQ(Str(p, inner.name()), "inner_helper");
   EXPECT_EQ(Str(p, inner.filename()), "/src/work.cc");
 
+  // The mappings are the processes' own, not the span of sampled addresses.
+  for (const pb::Mapping& m : p.mapping()) {
+    if (Str(p, m.filename()) == "[kernel.kallsyms]") continue;
+    EXPECT_EQ(m.memory_start() % 0x10000, 0u) << Str(p, m.filename());
+    EXPECT_EQ(m.memory_limit() - m.memory_start(), 0x10000u) << Str(p, m.filename());
+  }
+
   // Kernel and JIT memory get bracketed names pprof will not try to open.
   std::vector<std::string> names;
   for (const pb::Mapping& m : p.mapping()) names.push_back(Str(p, m.filename()));
@@ -170,6 +183,30 @@ TEST(PprofWriterTest, OptionsForARecordingSayWhatPeriodsMeasure) {
   EXPECT_FALSE(offcpu.periods_are_samples);
 }
 
+TEST(PprofWriterTest, AddressesNoMappingCoveredGetNoMapping) {
+  // A frame-pointer walk through code without frame pointers: garbage
+  // addresses, which must not become one mapping overlapping every real one.
+  TestProfile t = Make();
+  fold::Location garbage;
+  garbage.code = {symbolize::CodeKind::kProcess, 10, 0xf800000000000000};
+  garbage.address = 0xf800000000000000;
+  fold::Location low = garbage;
+  low.code.value = low.address = 0x10;
+  const uint32_t a = t.profile.InternLocation(garbage);
+  const uint32_t b = t.profile.InternLocation(low);
+  fold::Sample s = t.profile.samples().front();
+  s.stack = t.profile.InternStack({a, b, 0});
+  t.profile.AddSample(s);
+  pb::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*SerializePprof(t.profile, PprofOptions())));
+  EXPECT_EQ(p.location(a).mapping_id(), 0u);
+  EXPECT_EQ(p.location(b).mapping_id(), 0u);
+  for (const pb::Mapping& m : p.mapping()) {
+    if (Str(p, m.filename()) == "[kernel.kallsyms]") continue;
+    EXPECT_LT(m.memory_limit() - m.memory_start(), 0x100000u) << Str(p, m.filename());
+  }
+}
+
 TEST(PprofWriterTest, CallersShareTheirModulesMapping) {
   // A return address is normalized one byte back (offset_adjust); it is the
   // same load of the module as a leaf address in it.
@@ -178,6 +215,8 @@ TEST(PprofWriterTest, CallersShareTheirModulesMapping) {
   caller.code = {symbolize::CodeKind::kNative, 0, 0x1fff};
   caller.address = 0x7f0000002000;
   caller.offset_adjust = 1;
+  caller.mapping_start = 0x7f0000000000;  // the same load of the library
+  caller.mapping_end = 0x7f0000010000;
   const uint32_t id = t.profile.InternLocation(caller);
   fold::Sample s = t.profile.samples().front();
   s.stack = t.profile.InternStack({0, id});

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Sets up, builds, starts the bundled demo workload (two worker threads and a
 # logger with a recognisable call tree), profiles it with `profcpu collect`
-# for 10 seconds, and says where the outputs are.
+# for 10 seconds, and says where the outputs are. Installs and builds only
+# what that needs (profcpu and the workload); scripts/test.sh does the rest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-bash scripts/setup.sh
-BUILD_DIR=$root/build bash scripts/build.sh
+bash scripts/setup.sh build
+BUILD_DIR=$root/build BUILD_TARGETS="profcpu demo_workload" bash scripts/build.sh
 
 "$root/build/tests/fixtures/demo_workload" 20 &
 demo_pid=$!
@@ -29,3 +30,5 @@ awk '{ count = $NF; stack = substr($0, 1, length($0) - length(count) - 1)
   sort -nr | head -5
 echo
 echo "Open $run_dir/flamegraph.svg in a browser; feed $run_dir/perf_script.out to FlameScope."
+echo "profcpu itself is $root/build/scripts/profcpu; 'cmake --install build' puts it on PATH"
+echo "(/usr/local/bin), as the README's examples assume."

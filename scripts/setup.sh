@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
-# Installs everything profcpu needs to build, test and profile, from Debian's
-# packages. Idempotent and quiet: does nothing when all is installed.
+# Installs what profcpu needs from Debian's packages. Idempotent and quiet:
+# does nothing when all is installed.
+#   bash scripts/setup.sh        everything: build, test and benchmark tools
+#   bash scripts/setup.sh build  only what building profcpu and the demo needs
+#                                (scripts/demo.sh: a first run without chromium,
+#                                podman, docker, go, ...)
 set -euo pipefail
+scope=${1:-all}
+case $scope in
+  all|build) ;;
+  *) echo "usage: bash scripts/setup.sh [all|build]" >&2; exit 2 ;;
+esac
 
+# What configuring and building needs (the test targets are configured too,
+# so GoogleTest, libxml2 and python3 are here; they are small).
 packages=(
   build-essential cmake pkg-config ccache
   libelf-dev libdw-dev libzstd-dev libabsl-dev
   libgtest-dev libgmock-dev libbpf-dev libarchive-dev nlohmann-json3-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler  # the pprof export (render/proto/profile.proto)
-  golang-go             # `go tool pprof` reads the pprof export in the tests
-  chromium              # the flame graph's script is tested in a headless browser
-  linux-perf            # the comparison in bench/ and nothing else
-  nodejs                # JIT perf-map tests (node --perf-basic-prof)
-  python3 libxml2-utils zstd
-  python3-yaml           # containers/k8s/ manifests read by test_manifests
-  libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
-  podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
-  docker.io               # profile-container -engine docker, tested on a private dockerd
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
-  libclang-rt-14-dev libxml2-dev  # libFuzzer for clang 14, and the flame graph fuzzer's XML check
-  libtsan2                # ThreadSanitizer's runtime for g++ (scripts/tsan.sh)
+  python3 libxml2-dev     # configure-time: the integration tests' runner, the fuzzers' XML check
 )
+if [ "$scope" = all ]; then
+  packages+=(
+    golang-go             # `go tool pprof` reads the pprof export in the tests
+    chromium              # the flame graph's script is tested in a headless browser
+    linux-perf            # the comparison in bench/ and nothing else
+    nodejs                # JIT perf-map tests (node --perf-basic-prof)
+    libxml2-utils zstd
+    python3-yaml           # containers/k8s/ manifests read by test_manifests
+    libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
+    podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
+    docker.io               # profile-container -engine docker, tested on a private dockerd
+    libclang-rt-14-dev      # libFuzzer for clang 14
+    libtsan2                # ThreadSanitizer's runtime for g++ (scripts/tsan.sh)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -39,6 +55,8 @@ if ((${#missing[@]})); then
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+if [ "$scope" = build ]; then exit 0; fi
 
 # The Kubernetes API schema, offline, for the manifests in containers/k8s/
 # (tests/integration/test_manifests.py): no Debian package ships it; the npm

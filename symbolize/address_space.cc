@@ -140,6 +140,8 @@ NormalizedAddress AddressSpaceTracker::Normalize(uint32_t pid, uint64_t address,
   const Mapping& mapping = it->second;
   if (address >= mapping.end) return result;
   result.mapping_name = mapping.name;
+  result.mapping_start = it->first;
+  result.mapping_end = mapping.end;
   if (mapping.module >= 0) {
     result.location = {CodeKind::kNative, static_cast<uint32_t>(mapping.module),
                        address - it->first + mapping.file_offset};

@@ -22,6 +22,9 @@ namespace profcpu::symbolize {
 struct NormalizedAddress {
   CodeLocation location;
   absl::string_view mapping_name;  // "//anon", "[vdso]", "/usr/lib/x.so"; "" if unmapped
+  // The mapping's bounds [start, end) in the process; both 0 if unmapped.
+  uint64_t mapping_start = 0;
+  uint64_t mapping_end = 0;
 };
 
 // A mapping as the replay knows it at the current record.

@@ -10,17 +10,10 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "symbolize/dotnet_tier.h"
 #include "symbolize/symbol_table.h"
 
 namespace profcpu::symbolize {
-
-// `name` without a trailing CoreCLR tier annotation ("[OptimizedTier1]",
-// "[QuickJitted]", "[PreJIT]", ...); unchanged when it has none. Only the
-// runtime's own tier names are removed, so "int[]" or "List[T]" stay.
-absl::string_view StripTierSuffix(absl::string_view name);
-
-// The tier annotation of `name` without brackets ("OptimizedTier1"), or "".
-absl::string_view TierOf(absl::string_view name);
 
 // Strips the tier suffix from every frame of every JIT location (kProcess)
 // in `table`; returns how many frames changed.

@@ -10,12 +10,7 @@ namespace profcpu::cli {
 std::optional<int> ParseCommandFlags(const std::vector<std::string>& args,
                                      absl::string_view command, FlagSet* flags) {
   absl::Status parsed = flags->Parse(args);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "profcpu %.*s: %.*s\n\n%s", static_cast<int>(command.size()),
-                 command.data(), static_cast<int>(parsed.message().size()),
-                 parsed.message().data(), flags->Usage().c_str());
-    return kExitUsage;
-  }
+  if (!parsed.ok()) return UsageError(*flags, parsed.message());
   if (flags->help_requested()) {
     std::printf("%s", flags->Usage().c_str());
     return kExitOk;
@@ -24,8 +19,9 @@ std::optional<int> ParseCommandFlags(const std::vector<std::string>& args,
 }
 
 int UsageError(const FlagSet& flags, absl::string_view message) {
-  std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(message.size()), message.data(),
-               flags.Usage().c_str());
+  const char* command = flags.command().c_str();
+  std::fprintf(stderr, "profcpu %s: %.*s\n(profcpu %s --help lists its flags)\n", command,
+               static_cast<int>(message.size()), message.data(), command);
   return kExitUsage;
 }
 

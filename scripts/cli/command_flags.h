@@ -15,11 +15,12 @@ namespace profcpu::cli {
 
 // Parses `args` into `flags`. Returns the exit code when the command is done
 // already (kExitOk after printing --help, kExitUsage after a bad flag, said
-// as "profcpu COMMAND: message" with the usage); nullopt to go on.
+// as UsageError says it); nullopt to go on.
 std::optional<int> ParseCommandFlags(const std::vector<std::string>& args,
                                      absl::string_view command, FlagSet* flags);
 
-// Prints "profcpu: MESSAGE" and the usage to stderr; returns kExitUsage.
+// Prints "profcpu COMMAND: MESSAGE" and one line pointing to --help (the
+// whole usage would scroll the error away); returns kExitUsage.
 int UsageError(const FlagSet& flags, absl::string_view message);
 
 // Prints "profcpu: MESSAGE" to stderr; returns kExitFailure.

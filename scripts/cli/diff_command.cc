@@ -1,11 +1,14 @@
 // `profcpu diff A B`: difffolded.pl. Pairs two folded files stack by stack
 // into "stack countA countB" lines, the input of a differential flame graph:
 //   profcpu diff before.folded after.folded | profcpu flamegraph > diff.svg
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/unique_fd.h"
 #include "fold/folded_diff.h"
 #include "fold/folded_reader.h"
 #include "fold/folded_writer.h"
@@ -20,8 +23,11 @@ namespace {
 
 int Failed(absl::string_view message) { return CommandFailure("diff", message); }
 
+// `path` "-" reads stdin, as the other FlameGraph commands do.
 absl::StatusOr<fold::FoldedProfile> ReadFile(const std::string& path) {
-  auto reader = fold::LineReader::Open(path);
+  absl::StatusOr<fold::LineReader> reader =
+      path == "-" ? fold::LineReader::FromFd(base::UniqueFd(::dup(STDIN_FILENO)))
+                  : fold::LineReader::Open(path);
   if (!reader.ok()) return reader.status();
   fold::FoldedReadStats stats;
   auto profile = fold::ReadFoldedProfile(*reader, &stats);
@@ -52,9 +58,10 @@ int RunDiff(const std::vector<std::string>& args) {
   flags.Add("s", "", "", "strip hex numbers (addresses) from names, so they pair up");
   if (std::optional<int> done = ParseCommandFlags(args, "diff", &flags)) return *done;
   if (flags.positionals().size() != 2) {
-    std::fprintf(stderr, "profcpu diff: needs two folded files, BEFORE and AFTER\n\n%s",
-                 flags.Usage().c_str());
-    return kExitUsage;
+    return UsageError(flags, "needs two folded files, BEFORE and AFTER");
+  }
+  if (flags.positionals()[0] == "-" && flags.positionals()[1] == "-") {
+    return UsageError(flags, "only one of BEFORE and AFTER can be stdin (-)");
   }
   auto before = ReadFile(flags.positionals()[0]);
   if (!before.ok()) return Failed(before.status().message());

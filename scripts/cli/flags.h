@@ -48,6 +48,7 @@ class FlagSet {
   bool saw_double_dash() const { return saw_double_dash_; }
 
   std::string Usage() const;
+  const std::string& command() const { return command_; }
 
  private:
   struct Flag {

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
-  std::fprintf(stderr, "profcpu: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  std::fprintf(stderr, "profcpu: unknown command '%s' (profcpu --help lists the commands)\n",
+               command.c_str());
   return kExitUsage;
 }

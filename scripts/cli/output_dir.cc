@@ -46,4 +46,23 @@ absl::StatusOr<std::string> CreateRunDirectory(const std::string& parent, std::t
   return absl::AlreadyExistsError(absl::StrCat("too many runs named ", name, " in ", parent));
 }
 
+std::vector<std::string> MissingDirectories(const std::string& path) {
+  std::vector<std::string> missing;
+  std::string dir = path;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  struct stat st;
+  while (!dir.empty() && dir != "/" && dir != "." && ::stat(dir.c_str(), &st) != 0 &&
+         errno == ENOENT) {
+    missing.push_back(dir);
+    const size_t slash = dir.rfind('/');
+    if (slash == std::string::npos) break;
+    dir.resize(slash);
+  }
+  return missing;
+}
+
+void RemoveEmptyDirectories(const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) ::rmdir(dir.c_str());  // fails, harmlessly, if not empty
+}
+
 }  // namespace profcpu::cli

@@ -6,6 +6,7 @@
 
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "recording/run_folder.h"
@@ -19,6 +20,13 @@ absl::StatusOr<std::string> CreateRunDirectory(const std::string& parent, std::t
 
 // mkdir -p.
 absl::Status MakeDirectories(const std::string& path);
+
+// `path` and those of its parents that do not exist yet, deepest first: what
+// creating a run folder under `path` will make, so a run that fails before
+// sampling can take it back (RemoveEmptyDirectories) and leave nothing behind.
+std::vector<std::string> MissingDirectories(const std::string& path);
+// rmdir of each, in order; a directory that is not empty stays.
+void RemoveEmptyDirectories(const std::vector<std::string>& dirs);
 
 // The run folder's file names, for the commands (recording/run_folder.h).
 using recording::kArchiveFile;

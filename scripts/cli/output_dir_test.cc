@@ -36,5 +36,21 @@ TEST(OutputDirTest, AFileInTheWayIsAClearError) {
   EXPECT_NE(run.status().message().find("output_dir_not_a_dir"), absl::string_view::npos);
 }
 
+TEST(OutputDirTest, WhatARunCreatedCanBeTakenBack) {
+  std::string top = std::string(::testing::TempDir()) + "/output_dir_taken_back";
+  std::system(("rm -rf '" + top + "'").c_str());
+  ASSERT_EQ(::mkdir(top.c_str(), 0755), 0);
+  const std::vector<std::string> missing = MissingDirectories(top + "/x/y/");
+  EXPECT_EQ(missing, (std::vector<std::string>{top + "/x/y", top + "/x"}));
+  auto run = CreateRunDirectory(top + "/x/y", 0);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(::rmdir(run->c_str()), 0);
+  RemoveEmptyDirectories(missing);
+  struct stat st;
+  EXPECT_NE(::stat((top + "/x").c_str(), &st), 0);
+  EXPECT_EQ(::stat(top.c_str(), &st), 0);  // it was there before: it stays
+  EXPECT_TRUE(MissingDirectories(top).empty());
+}
+
 }  // namespace
 }  // namespace profcpu::cli

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "collector/dotnet/diagnostics_client.h"
 #include "collector/dotnet/runtime_commands.h"
+#include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
 
@@ -20,11 +21,7 @@ int RunPerfmap(const std::vector<std::string>& args) {
   flags.Add("pid", "PID", "", "the .NET process (required)");
   flags.Add("type", "TYPE", "all", "what to write when enabling: all, jitdump or perfmap");
   absl::Status parsed = flags.Parse(args);
-  auto usage = [&](absl::string_view message) {
-    std::fprintf(stderr, "profcpu: %.*s\n\n%s", static_cast<int>(message.size()), message.data(),
-                 flags.Usage().c_str());
-    return kExitUsage;
-  };
+  auto usage = [&](absl::string_view message) { return UsageError(flags, message); };
   if (!parsed.ok()) return usage(parsed.message());
   if (flags.help_requested()) {
     std::printf("%s", flags.Usage().c_str());

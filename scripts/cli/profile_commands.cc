@@ -18,6 +18,7 @@
 #include "base/status_macros.h"
 #include "collector/collection.h"
 #include "collector/collection_text.h"
+#include "collector/command_launcher.h"
 #include "collector/perf/event_spec.h"
 #include "collector/proc/container_resolver.h"
 #include "scripts/cli/command_flags.h"
@@ -187,16 +188,24 @@ void RemoveRunDirectory(const std::string& dir) {
 }
 
 // Samples as `options` say into a new run folder under `out`, builds every
-// output, prints the folder's path. Shared by collect and record.
+// output, prints the folder's path. Shared by collect and record. Returns
+// record's command's exit status (as perf record, time and strace do: CI
+// pipelines depend on it), 0 for collect, kExitFailure if profcpu failed.
 // `pipeline` carries the symbol flags (-symbols, -strip-tiers); its folder,
 // outputs and files are filled in here.
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
                       const std::vector<std::string>& argv, const RunOutputOptions& outputs,
                       PipelineOptions pipeline) {
+  const std::vector<std::string> created = MissingDirectories(out);
   auto run_dir = CreateRunDirectory(out, std::time(nullptr));
-  if (!run_dir.ok()) return Fail(run_dir.status().message());
+  if (!run_dir.ok()) {
+    RemoveEmptyDirectories(created);
+    return Fail(run_dir.status().message());
+  }
   base::RunLog log;
   if (!log.Open(absl::StrCat(*run_dir, "/", kLogFile))) {
+    RemoveRunDirectory(*run_dir);
+    RemoveEmptyDirectories(created);
     return Fail(absl::StrCat("cannot write to ", *run_dir));
   }
   log.Info(absl::StrCat("profcpu ", kProfcpuVersion, ": ", absl::StrJoin(argv, " ")));
@@ -225,8 +234,10 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
     log.Info(absl::StrCat("collection failed: ", error.message()));
     log.Close();
     if (IsStartupError(error)) {
-      // Nothing was sampled: leave no folder behind that looks like a run.
+      // Nothing was sampled: leave no folder behind that looks like a run,
+      // nor the -out folders made for it.
       RemoveRunDirectory(*run_dir);
+      RemoveEmptyDirectories(created);
       return Fail(error.message());
     }
     return Fail(absl::StrCat(error.message(), " (what was recorded is kept in ", *run_dir,
@@ -281,7 +292,12 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   }
   std::fprintf(stderr, "profcpu: %s\n", finished->c_str());
   std::printf("%s\n", run_dir->c_str());
-  return kExitOk;
+  if (options.command.empty()) return kExitOk;
+  if (collected->command_exit_code != 0) {
+    std::fprintf(stderr, "profcpu: the command exited with status %d\n",
+                 collected->command_exit_code);
+  }
+  return collected->command_exit_code;
 }
 
 }  // namespace
@@ -357,6 +373,13 @@ int RunRecord(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (flags.positionals().empty()) return UsageError(flags, "record needs a command to run");
+  // A program that cannot run fails before any folder is made, with the
+  // shell's statuses: 127 not found, 126 not executable.
+  if (absl::StatusOr<std::string> program = collector::FindProgram(flags.positionals()[0]);
+      !program.ok()) {
+    Fail(program.status().message());
+    return absl::IsNotFound(program.status()) ? kExitCommandNotFound : kExitCommandNotExecutable;
+  }
   collector::CollectionOptions options;
   options.command = flags.positionals();
   if (absl::Status s = ReadSamplingFlags(flags, &options); !s.ok()) {

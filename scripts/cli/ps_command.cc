@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "collector/dotnet/process_survey.h"
 #include "collector/proc/proc_reader.h"
+#include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
 
@@ -35,10 +36,7 @@ int RunPs(const std::vector<std::string>& args) {
   flags.Add("json", "", "", "print JSON instead of a table");
   absl::Status parsed = flags.Parse(args);
   if (!parsed.ok() || !flags.positionals().empty()) {
-    std::fprintf(stderr, "profcpu: %s\n\n%s",
-                 parsed.ok() ? "ps takes no arguments" : std::string(parsed.message()).c_str(),
-                 flags.Usage().c_str());
-    return kExitUsage;
+    return UsageError(flags, parsed.ok() ? "ps takes no arguments" : parsed.message());
   }
   if (flags.help_requested()) {
     std::printf("%s", flags.Usage().c_str());

@@ -75,9 +75,20 @@ class BadInputTest(unittest.TestCase):
         result = t.run_profcpu(["collect", "-pdi", "1"], check=False)
         self.assertEqual(result.returncode, 2)
         self.assertIn("unknown flag '-pdi'", result.stderr)
+        # The error and a pointer to --help, not 40 lines of usage above it.
+        self.assertEqual(result.stderr.splitlines(),
+                         ["profcpu collect: unknown flag '-pdi'",
+                          "(profcpu collect --help lists its flags)"])
+        for args in (["fold", "--bogus"], ["postprocess"], ["record"], ["diff", "x"],
+                     ["ps", "extra"], ["perfmap", "enable"]):
+            result = t.run_profcpu(args, check=False)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertEqual(len(result.stderr.splitlines()), 2, (args, result.stderr))
+            self.assertIn(f"profcpu {args[0]} --help", result.stderr)
         result = t.run_profcpu(["colect"], check=False)
         self.assertEqual(result.returncode, 2)
         self.assertIn("unknown command 'colect'", result.stderr)
+        self.assertEqual(len(result.stderr.splitlines()), 1)
 
     def test_postprocess_of_an_empty_folder(self):
         result = t.run_profcpu(["postprocess", "-dir", self.tmp.path], check=False)
@@ -181,10 +192,36 @@ class RecordTest(unittest.TestCase):
     def test_record_of_a_missing_program(self):
         tmp = t.TempDir()
         try:
-            result = t.run_profcpu(["record", "-out", tmp.path, "--", "/no/such/program"],
+            out = os.path.join(tmp.path, "profilings")
+            result = t.run_profcpu(["record", "-out", out, "--", "/no/such/program"],
                                    check=False)
-            self.assertEqual(result.returncode, 1)
-            self.assertIn("not found", result.stderr)
+            self.assertEqual(result.returncode, 127, "the shell's status for a missing command")
+            self.assertIn("'/no/such/program' not found", result.stderr)
+            self.assertEqual(os.listdir(tmp.path), [], "no empty profilings/ left behind")
+            not_executable = os.path.join(tmp.path, "script.sh")
+            with open(not_executable, "w") as f:
+                f.write("#!/bin/sh\n")
+            result = t.run_profcpu(["record", "-out", out, "--", not_executable], check=False)
+            self.assertEqual(result.returncode, 126)
+            self.assertIn("not executable", result.stderr)
+            self.assertFalse(os.path.exists(out))
+        finally:
+            tmp.cleanup()
+
+    def test_record_exits_with_the_commands_status(self):
+        tmp = t.TempDir()
+        try:
+            result = t.run_profcpu(["record", "-out", tmp.path, "--", "sh", "-c",
+                                    "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3"],
+                                   check=False)
+            self.assertEqual(result.returncode, 3, result.stderr)
+            self.assertIn("the command exited with status 3", result.stderr)
+            run_dir = result.stdout.strip()
+            self.assertTrue(os.path.isfile(os.path.join(run_dir, "prof.tar.gz")),
+                            "the outputs are written all the same")
+            killed = t.run_profcpu(["record", "-out", tmp.path, "--", "sh", "-c", "kill -9 $$"],
+                                   check=False)
+            self.assertEqual(killed.returncode, 128 + 9)
         finally:
             tmp.cleanup()
 

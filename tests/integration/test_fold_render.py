@@ -239,6 +239,12 @@ class FlamegraphCommandTest(unittest.TestCase):
             self.assertEqual(diff.returncode, 0, diff.stderr)
             self.assertEqual(diff.stdout, "main;a 10 20\nmain;b 30 10\nmain;c;d 0 5\nmain;e 7 0\n"
                              "main;f 4 0\nmain;f;g 0 1\n")
+            # "-" reads stdin, as fold and flamegraph do.
+            with open(before) as stdin:
+                piped = subprocess.run([t.PROFCPU, "diff", "-", after], stdin=stdin,
+                                       capture_output=True, text=True, timeout=60)
+            self.assertEqual(piped.returncode, 0, piped.stderr)
+            self.assertEqual(piped.stdout, diff.stdout)
             svg = flamegraph([], diff.stdout).stdout.decode()
             by_name = {f[0].split(" (")[0]: f for f in frames(svg)}
             self.assertEqual(by_name["a"][0], "a (20 samples, 55.56%; +27.78%)")
