@@ -111,7 +111,11 @@ TEST(PprofWriterTest, WritesMappingsBuildIdsFunctionsAndSamples) {
     if (Str(p, m.filename()) != "/usr/lib/libwork.so") continue;
     ++library_mappings;
     EXPECT_EQ(Str(p, m.build_id()), "abcd0102");
-    EXPECT_EQ(m.memory_start() - m.file_offset() + 0x1234, m.memory_start());
+    // Every address in it maps back to its offset in the file.
+    for (const pb::Location& l : p.location()) {
+      if (l.mapping_id() != m.id()) continue;
+      EXPECT_EQ(l.address() - m.memory_start() + m.file_offset(), 0x1234u);
+    }
     EXPECT_TRUE(m.has_functions());
     EXPECT_TRUE(m.has_inline_frames());
     EXPECT_TRUE(m.has_line_numbers());

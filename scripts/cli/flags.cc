@@ -47,9 +47,8 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
     }
     auto it = index_.find(name);
     if (it == index_.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag '", arg, "' for '", command_, "' (see ", command_,
-                       " --help)"));
+      // The caller names the command and points to --help (UsageError).
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", arg, "'"));
     }
     Flag& flag = flags_[it->second];
     flag.set = true;
