@@ -3,7 +3,7 @@
 # logger with a recognisable call tree), profiles it with `profcpu collect`
 # for 10 seconds, and says where the outputs are. Installs and builds only
 # what that needs (profcpu and the workload), in build-demo/ at -O1 without
-# debug info: a first run in about two minutes on two cores. scripts/build.sh
+# debug info: a first run in about three minutes on two cores. scripts/build.sh
 # builds the optimized profcpu (build/), scripts/test.sh everything.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
