@@ -1,10 +1,7 @@
 #include "collector/collection_text.h"
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
-#include "base/file_io.h"
 
 namespace profcpu::collector {
 
@@ -24,13 +21,6 @@ std::string DescribeSampling(const CollectionOptions& options) {
   return absl::StrCat(options.sampler.rate, " Hz (", options.sampler.event.name,
                       profile.backend == SamplingBackend::kBpf ? ", BPF" : "", ")",
                       profile.mode == ProfileMode::kWall ? " and off-CPU time" : "");
-}
-
-int KernelMaxSampleRate() {
-  auto text = base::ReadFileBounded("/proc/sys/kernel/perf_event_max_sample_rate", 64);
-  int value = 100000;
-  if (text.ok()) (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &value);
-  return value;
 }
 
 }  // namespace profcpu::collector

@@ -13,10 +13,6 @@ namespace profcpu::collector {
 std::string DescribeTarget(const CollectionOptions& options);
 std::string DescribeSampling(const CollectionOptions& options);
 
-// The kernel's limit on -freq (kernel.perf_event_max_sample_rate), 100000
-// when it cannot be read.
-int KernelMaxSampleRate();
-
 }  // namespace profcpu::collector
 
 #endif  // PROFCPU_COLLECTOR_COLLECTION_TEXT_H_

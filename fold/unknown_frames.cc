@@ -1,6 +1,7 @@
 #include "fold/unknown_frames.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -28,39 +29,43 @@ UnknownFrames CountUnknownFrames(const Profile& profile) {
     if (inserted) modules.push_back(module);
     module_of[i] = it->second;
   }
-  std::vector<uint64_t> counts(modules.size(), 0);
+  // Per module, in one pass over the samples: frames, samples holding one,
+  // the most in one sample, and whether all sit near the stack's root.
+  struct Tally {
+    uint64_t frames = 0, samples = 0, most = 0, in_current = 0;
+    size_t current = SIZE_MAX;  // the sample in_current counts for
+    bool near_root = true;
+  };
+  std::vector<Tally> tallies(modules.size());
   UnknownFrames result;
   result.samples = profile.samples().size();
-  for (const Sample& sample : profile.samples()) {
-    for (uint32_t id : profile.stack(sample.stack)) {
-      if (module_of[id] < 0) continue;
-      ++counts[module_of[id]];
+  for (size_t n = 0; n < profile.samples().size(); ++n) {
+    const std::vector<uint32_t>& stack = profile.stack(profile.samples()[n].stack);  // leaf first
+    for (size_t i = 0; i < stack.size(); ++i) {
+      if (module_of[stack[i]] < 0) continue;
+      Tally& t = tallies[module_of[stack[i]]];
+      if (t.current != n) {
+        t.current = n;
+        t.in_current = 0;
+        ++t.samples;
+      }
+      t.most = std::max(t.most, ++t.in_current);
+      ++t.frames;
       ++result.total;
+      if (stack.size() - 1 - i >= kThreadStartDepth) t.near_root = false;
     }
   }
   for (size_t i = 0; i < modules.size(); ++i) {
-    if (counts[i] > 0) result.by_module.emplace_back(modules[i], counts[i]);
+    if (tallies[i].frames > 0) result.by_module.emplace_back(modules[i], tallies[i].frames);
   }
   std::sort(result.by_module.begin(), result.by_module.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   if (result.by_module.empty()) return result;
-
-  // The top module in proportion: a second pass, over its frames only.
-  const int32_t top = module_index.at(result.by_module.front().first);
-  result.top_at_thread_start = true;
-  for (const Sample& sample : profile.samples()) {
-    const std::vector<uint32_t>& stack = profile.stack(sample.stack);  // leaf first
-    uint64_t in_sample = 0;
-    for (size_t i = 0; i < stack.size(); ++i) {
-      if (module_of[stack[i]] != top) continue;
-      ++in_sample;
-      if (stack.size() - 1 - i >= kThreadStartDepth) result.top_at_thread_start = false;
-    }
-    if (in_sample == 0) continue;
-    ++result.top_samples;
-    result.top_most_in_a_sample = std::max(result.top_most_in_a_sample, in_sample);
-  }
+  const Tally& top = tallies[module_index.at(result.by_module.front().first)];
+  result.top_samples = top.samples;
+  result.top_most_in_a_sample = top.most;
+  result.top_at_thread_start = top.near_root;
   return result;
 }
 

@@ -2,8 +2,11 @@
 
 #include <linux/perf_event.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "base/file_io.h"
 
 namespace profcpu::collector {
 namespace {
@@ -38,6 +41,13 @@ absl::StatusOr<EventSpec> ParseEventName(absl::string_view name) {
   for (const KnownEvent& e : kKnownEvents) names.push_back(e.name);
   return absl::InvalidArgumentError(absl::StrCat("unknown event '", name, "'; known events: ",
                                                  absl::StrJoin(names, ", ")));
+}
+
+int KernelMaxSampleRate() {
+  auto text = base::ReadFileBounded("/proc/sys/kernel/perf_event_max_sample_rate", 64);
+  int value = 100000;
+  if (text.ok()) (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &value);
+  return value;
 }
 
 }  // namespace profcpu::collector

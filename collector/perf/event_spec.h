@@ -22,6 +22,10 @@ struct EventSpec {
 // give InvalidArgument listing the names that are known.
 absl::StatusOr<EventSpec> ParseEventName(absl::string_view name);
 
+// The kernel's limit on -freq (kernel.perf_event_max_sample_rate), 100000
+// when it cannot be read.
+int KernelMaxSampleRate();
+
 }  // namespace profcpu::collector
 
 #endif  // PROFCPU_COLLECTOR_PERF_EVENT_SPEC_H_

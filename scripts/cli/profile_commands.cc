@@ -363,7 +363,8 @@ int RunRecord(const std::vector<std::string>& args) {
   FlagSet flags("record", "profcpu record [-freq HZ] [-out DIR] -- COMMAND [ARGS...]",
                 "Starts COMMAND and samples it and every thread and process it starts until it "
                 "exits\n(Ctrl-C or SIGTERM is passed to it), then writes the same outputs as "
-                "collect and\nprints the run folder's path.");
+                "collect and\nprints the run folder's path. Exits with COMMAND's status (127 if it is not "
+                "found, 126 if\nit cannot be executed), as perf record and time do.");
   AddSamplingFlags(&flags);
   flags.StopAtFirstPositional();
   absl::Status parsed = flags.Parse(args);
