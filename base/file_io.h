@@ -29,6 +29,12 @@ absl::StatusOr<UniqueFd> OpenReadOnly(const std::string& path);
 // Writes `contents` to `path` (created or truncated, mode 0644).
 absl::Status WriteFile(const std::string& path, absl::string_view contents);
 
+// The part of `path` after its last '/' (all of it when it has none).
+inline absl::string_view BaseName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
+}
+
 // Writes all of `data` to `fd`, retrying on short writes and EINTR.
 absl::Status WriteAll(int fd, absl::string_view data, absl::string_view what);
 

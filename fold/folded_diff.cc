@@ -15,9 +15,7 @@
 namespace profcpu::fold {
 namespace {
 
-constexpr uint64_t kMaxCount = std::numeric_limits<uint64_t>::max();
-
-uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > kMaxCount - a ? kMaxCount : a + b; }
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > kMaxFoldedCount - a ? kMaxFoldedCount : a + b; }
 
 // s/0x[0-9a-fA-F]+/0x.../g
 std::string StripHex(absl::string_view text) {
@@ -101,7 +99,7 @@ FoldedProfile DiffFolded(const FoldedProfile& before, const FoldedProfile& after
       // Perl's int($count * $total2 / $total1), in doubles as Perl computes it.
       const double scaled = static_cast<double>(pair.first) * static_cast<double>(total_after) /
                             static_cast<double>(total_before);
-      stack.baseline = scaled >= 1.8e19 ? kMaxCount : static_cast<uint64_t>(scaled);
+      stack.baseline = scaled >= 1.8e19 ? kMaxFoldedCount : static_cast<uint64_t>(scaled);
     }
     stack.count = pair.second;
   }

@@ -9,12 +9,10 @@
 namespace profcpu::fold {
 namespace {
 
-constexpr uint64_t kMaxCount = std::numeric_limits<uint64_t>::max();
-
 uint64_t SaturatingMultiplyAdd(uint64_t value, uint64_t multiplier, uint64_t add) {
   uint64_t product, sum;
-  if (__builtin_mul_overflow(value, multiplier, &product)) return kMaxCount;
-  if (__builtin_add_overflow(product, add, &sum)) return kMaxCount;
+  if (__builtin_mul_overflow(value, multiplier, &product)) return kMaxFoldedCount;
+  if (__builtin_add_overflow(product, add, &sum)) return kMaxFoldedCount;
   return sum;
 }
 

@@ -22,6 +22,8 @@
 namespace profcpu::fold {
 
 inline constexpr int kMaxCountDecimals = 6;
+// Where counts saturate.
+inline constexpr uint64_t kMaxFoldedCount = UINT64_MAX;
 
 // A count as written: its digits without the point, and how many of them
 // follow the point.

@@ -8,7 +8,6 @@
 namespace profcpu::fold {
 namespace {
 
-constexpr absl::string_view kUnknown = "[unknown]";
 constexpr absl::string_view kAnonymousNamespace = "anonymous namespace)";
 
 bool IsLowerHex(char c) { return IsPerlDigit(c) || (c >= 'a' && c <= 'f'); }
@@ -143,11 +142,11 @@ void FrameNamer::AppendOne(absl::string_view pc, absl::string_view part,
                            absl::string_view module, bool java, bool inlined,
                            std::string* out) {
   size_t start = out->size();
-  if (part == kUnknown) {
+  if (part == kUnknownFrame) {
     // An unnamed address is shown by its module, when that is known.
     scratch_.clear();
     scratch_.push_back('[');
-    if (module != kUnknown) {
+    if (module != kUnknownFrame) {
       absl::string_view base = ModuleBasename(module);
       scratch_.append(base.data(), base.size());
     } else {

@@ -18,6 +18,9 @@
 
 namespace profcpu::fold {
 
+// The name perf script gives a frame it could not name.
+inline constexpr absl::string_view kUnknownFrame = "[unknown]";
+
 namespace internal {
 // Byte classes as table lookups: these run for every byte of the hot lines.
 inline constexpr uint8_t kPerlSpace = 1, kPerlWord = 2;

@@ -3,10 +3,10 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "fold/frame_name.h"
+
 namespace profcpu::fold {
 namespace {
-
-constexpr absl::string_view kUnknown = "[unknown]";
 
 bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
@@ -103,7 +103,7 @@ std::string SanitizeModule(absl::string_view module) {
 std::string SanitizeEvent(absl::string_view event) {
   std::string out;
   AppendSanitized(event, &out);
-  if (out.empty()) return std::string(kUnknown);
+  if (out.empty()) return std::string(kUnknownFrame);
   for (char& c : out) {
     if (c == ' ') c = '_';
   }
@@ -115,7 +115,7 @@ std::string ModuleForLocation(const symbolize::Symbolization* symbolization,
   if (symbolization != nullptr && !symbolization->module.empty()) {
     return SanitizeModule(symbolization->module);
   }
-  return std::string(location.kernel ? "[kernel.kallsyms]" : kUnknown);
+  return std::string(location.kernel ? "[kernel.kallsyms]" : kUnknownFrame);
 }
 
 void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& location,

@@ -17,7 +17,6 @@
 namespace profcpu::fold {
 namespace {
 
-constexpr absl::string_view kUnknown = "[unknown]";
 constexpr absl::string_view kInlined = "inlined";  // perf 6.1's "(inlined)" lines
 
 uint64_t ParseDecimal(absl::string_view digits) {
@@ -153,7 +152,7 @@ class Importer {
     location.address = ParseHex(outer.pc);
     location.code = {symbolize::CodeKind::kImported, 0, next_code_++};
     symbolize::Symbolization symbolization;
-    symbolization.module = last_is_inlined ? std::string(kUnknown) : outer.module;
+    symbolization.module = last_is_inlined ? std::string(kUnknownFrame) : outer.module;
     location.kernel = IsKernelModule(symbolization.module);
     for (size_t i = 0; i < lines.size(); ++i) {
       symbolize::Frame frame;
@@ -163,7 +162,7 @@ class Importer {
       }
       // "[unknown]" is a nameless frame (an empty function); so is a blank
       // symbol (perf prints "ADDR  (module)" for a symbol with no name).
-      if (name != kUnknown && !absl::StripAsciiWhitespace(name).empty()) {
+      if (name != kUnknownFrame && !absl::StripAsciiWhitespace(name).empty()) {
         frame.function = std::string(name);
       }
       frame.inlined = last_is_inlined || i + 1 < lines.size();

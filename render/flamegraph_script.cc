@@ -86,6 +86,16 @@ constexpr std::string_view kScript = R"js(
     }
     installHandlers();
     restoreFromUrl();
+    showRoot();
+  }
+
+  // A flame graph grows up from its root at the bottom of the image: when a
+  // deep stack makes the image taller than the window, open scrolled to the
+  // bottom, where the frames are, not on the empty top of the tallest tower.
+  function showRoot() {
+    if (config.inverted) return;  // an icicle's root is at the top already
+    var height = numberAttribute(document.documentElement, "height");
+    if (height > window.innerHeight) window.scrollTo(0, height - window.innerHeight);
   }
 
   // The frame record for an event target inside #frames, or null.

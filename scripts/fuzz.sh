@@ -4,7 +4,8 @@
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 # Builds the targets with clang, ASan and UBSan in $FUZZ_BUILD_DIR (default
-# build-fuzz/), gathers seeds (tests/fuzz/corpus/, seeds make_fuzz_seeds writes,
+# build-fuzz/; FUZZ_BUILD_TESTS=ON keeps the tests in that build, as
+# scripts/test.sh does to run them under the sanitizers from the same compile), gathers seeds (tests/fuzz/corpus/, seeds make_fuzz_seeds writes,
 # the stackcollapse-perf test data in ../shared, this machine's /proc files and
 # ELF libraries, the outputs of a real profcpu run when a built profcpu is at
 # hand), then fuzzes each target in turn, keeping what it learns in
@@ -25,7 +26,8 @@ echo "== fuzz: building targets with clang, ASan and UBSan in $build"
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPROFCPU_FUZZ=ON -DPROFCPU_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
+  -DPROFCPU_FUZZ=ON -DPROFCPU_BUILD_TESTS="${FUZZ_BUILD_TESTS:-OFF}" -DCMAKE_UNITY_BUILD=ON \
+  "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target fuzz_all
 
 seeds=$build/fuzz-seeds

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the whole suite (unit and integration,
-# real perf events on real processes) with ctest, then again built with
-# AddressSanitizer + UndefinedBehaviorSanitizer (all but the .NET and container
-# tests), then the collector under
-# ThreadSanitizer, then runs every fuzz target briefly, then checks that
-# `cmake --install` yields a working profcpu.
+# real perf events on real processes) with ctest; then one clang build with
+# AddressSanitizer + UndefinedBehaviorSanitizer + libFuzzer instrumentation
+# that runs the unit tests and the integration tests that feed profcpu outside
+# input, then every fuzz target briefly; then the collector under
+# ThreadSanitizer; then checks that `cmake --install` yields a working profcpu.
+# Builds are unity builds (CMakeLists.txt): the whole run takes about 25
+# minutes on two cores without a compiler cache.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,24 +19,27 @@ echo "== tests"
 ctest --test-dir "$root/build" --output-on-failure -j 2
 
 # Under ASan + UBSan: every unit test, every fuzz corpus, and the integration
-# tests that feed profcpu real and hostile input. The .NET, sidecar and docker
-# tests (4-5 minutes more under ASan) run the same parsers on the same kinds
-# of input as test_hostile/test_symbols/test_collect; they ran above.
-echo "== tests again under ASan + UBSan"
-BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON
+# tests that feed profcpu real and hostile input (perf data, ELF and DWARF,
+# perf maps and jitdumps, perf script text, archives, injected faults) and
+# drive the collector end to end. The rest (.NET, containers, off-CPU, target
+# selection) run the same parsers on the same kinds of input; they ran above.
+# The build is clang's with libFuzzer's instrumentation too, so the fuzz
+# targets below come from the same compile.
+echo "== tests again under ASan + UBSan (clang)"
+CC=clang CXX=clang++ BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_FUZZ=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j 2 \
-  -E 'integration\.test_(dotnet|sidecar|docker_engine)$' 
+  -E 'integration\.test_(dotnet|sidecar|docker_engine|offcpu|targets)$'
 
 # The collector and the unit tests that start threads under ThreadSanitizer,
 # with real record/collect runs (only the targets it needs are built).
 echo "== collector under ThreadSanitizer"
 TSAN_BUILD_DIR=$root/build-tsan bash scripts/tsan.sh
 
-# Every parser's fuzz target, briefly (scripts/fuzz.sh builds them with clang);
-# a find fails the run and leaves its input in build-fuzz/fuzz-crashes/.
+# Every parser's fuzz target, briefly, from the sanitizer build above; a find
+# fails the run and leaves its input in build-asan/fuzz-crashes/.
 echo "== fuzz targets, ${FUZZ_SECONDS:-6}s each"
-FUZZ_BUILD_DIR=$root/build-fuzz PROFCPU_BINARY=$root/build/scripts/profcpu \
+FUZZ_BUILD_DIR=$root/build-asan FUZZ_BUILD_TESTS=ON PROFCPU_BINARY=$root/build/scripts/profcpu \
   bash scripts/fuzz.sh "${FUZZ_SECONDS:-6}"
 
 echo "== install"

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
+#include "base/file_io.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -20,11 +21,6 @@ constexpr absl::string_view kGlobalDebugDir = "/usr/lib/debug";
 absl::string_view DirName(absl::string_view path) {
   size_t slash = path.rfind('/');
   return slash == absl::string_view::npos ? absl::string_view() : path.substr(0, slash);
-}
-
-absl::string_view BaseName(absl::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
 }
 
 // A module path worth building debug paths from: absolute, no "..", no NUL.
@@ -127,7 +123,7 @@ std::vector<DebugFileCandidate> DebugFileCandidates(const DebugFileQuery& query,
     // unstripped copy, or NAME.debug / NAME.dbg. Only a matching build-id
     // makes one acceptable (module_symbols.cc), as nothing else ties it.
     if (!query.build_id.empty()) {
-      absl::string_view base = BaseName(query.module_path);
+      absl::string_view base = base::BaseName(query.module_path);
       for (const DebugSearchRoot& root : roots) {
         if (root.kind != Kind::kSymbolDir || base.empty()) continue;
         for (absl::string_view suffix : {"", ".debug", ".dbg"}) {

@@ -35,6 +35,10 @@
 
 namespace profcpu::symbolize {
 
+// What the kernel appends to a mapping's path once the file is unlinked or
+// replaced (d_path(), fs/d_path.c).
+inline constexpr absl::string_view kDeletedSuffix = " (deleted)";
+
 enum class DebugFileRule : uint8_t {
   kBuildId,             // .build-id/xx/rest.debug
   kDebugLinkBeside,     // <module dir>/<debuglink>
@@ -62,7 +66,7 @@ struct DebugSearchRoot {
 };
 
 struct DebugFileQuery {
-  std::string module_path;  // as the target saw it; "(deleted)" already removed
+  std::string module_path;  // as the target saw it; kDeletedSuffix already removed
   std::string build_id;     // raw bytes; empty when unknown
   std::optional<DebugLink> debug_link;
 };

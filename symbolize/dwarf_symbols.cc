@@ -17,17 +17,13 @@
 #include "base/errno_status.h"
 #include "base/unique_fd.h"
 #include "symbolize/demangle.h"
+#include "symbolize/elf_symbols.h"
 #include "symbolize/interval_sweep.h"
 
 namespace profcpu::symbolize {
 namespace {
 
 constexpr uint32_t kNoFunction = UINT32_MAX;
-
-bool LibelfReady() {
-  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
-  return ready;
-}
 
 // libdw (elfutils 0.188) takes strings from .debug_str and .debug_line_str
 // with strlen after checking only their offsets: a section whose last string

@@ -36,12 +36,6 @@ constexpr int kPerfRegOfDwarf[17] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20,
 // perf_event_attr.sample_regs_user bits every DWARF register above needs.
 constexpr uint64_t kNeededRegs = 0xff01ffull;
 constexpr uint64_t kMaxDebugCopyBytes = uint64_t{1} << 30;
-constexpr absl::string_view kDeletedSuffix = " (deleted)";
-
-bool LibelfReady() {
-  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
-  return ready;
-}
 
 // libdwfl picks its architecture backend from an ELF header; JIT-only stacks
 // report no module before the first frame, so attach with a synthetic

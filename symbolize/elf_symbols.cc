@@ -30,11 +30,6 @@ struct ElfDeleter {
 };
 using ElfPtr = std::unique_ptr<Elf, ElfDeleter>;
 
-bool LibelfReady() {
-  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
-  return ready;
-}
-
 // [offset, offset + size) lies inside a file of `file_size` bytes.
 bool InFile(uint64_t offset, uint64_t size, uint64_t file_size) {
   return offset <= file_size && size <= file_size - offset;
@@ -59,6 +54,11 @@ struct Candidate {
 };
 
 }  // namespace
+
+bool LibelfReady() {
+  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
+  return ready;
+}
 
 class ElfSymbols::Loader {
  public:

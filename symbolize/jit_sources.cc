@@ -13,15 +13,10 @@ namespace {
 
 constexpr size_t kMaxPerfInfoBytes = 64 << 20;
 
-absl::string_view BaseName(absl::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // "jit-1234.dump": the name every runtime gives its jitdump
 // (jitdump-specification.txt: "jit-<pid>.dump", the file perf inject finds).
 bool IsJitdumpName(absl::string_view filename) {
-  absl::string_view base = BaseName(filename);
+  absl::string_view base = base::BaseName(filename);
   if (!absl::ConsumePrefix(&base, "jit-") || !absl::ConsumeSuffix(&base, ".dump")) return false;
   return !base.empty() && base.find_first_not_of("0123456789") == absl::string_view::npos;
 }

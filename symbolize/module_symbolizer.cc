@@ -10,8 +10,6 @@
 namespace profcpu::symbolize {
 namespace {
 
-constexpr absl::string_view kDeletedSuffix = " (deleted)";
-
 // A debug file found by name is only as good as what ties it to the module.
 // Returns "" when `candidate` is acceptable, else why not.
 std::string RejectReason(const ElfSymbols& candidate, int fd, const DebugFileQuery& query,

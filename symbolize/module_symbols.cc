@@ -9,15 +9,9 @@
 #include "absl/strings/strip.h"
 #include "base/errno_status.h"
 #include "base/status_macros.h"
+#include "symbolize/debug_file_finder.h"
 
 namespace profcpu::symbolize {
-namespace {
-
-// The kernel appends this to a mapping's path once the file is unlinked
-// (d_path(), fs/d_path.c).
-constexpr absl::string_view kDeletedSuffix = " (deleted)";
-
-}  // namespace
 
 absl::StatusOr<ModuleSymbols> LoadModuleSymbols(const base::RootDir& root, const Module& module,
                                                 const ElfSymbolLimits& limits) {

@@ -14,7 +14,7 @@
 namespace profcpu::symbolize {
 namespace {
 
-constexpr uint32_t kJitPid = 42;
+constexpr uint32_t kArchivedJitPid = 42;
 
 // A run folder as postprocess finds it elsewhere: a copy of a JIT process's
 // perf map under jit/, no target files.
@@ -25,15 +25,15 @@ class RunSymbolsTest : public ::testing::Test {
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ::mkdir(dir_.c_str(), 0755);
     ::mkdir(absl::StrCat(dir_, "/", recording::kJitDir).c_str(), 0755);
-    ASSERT_TRUE(base::WriteFile(absl::StrCat(dir_, "/", recording::kJitDir, "/perf-", kJitPid,
+    ASSERT_TRUE(base::WriteFile(absl::StrCat(dir_, "/", recording::kJitDir, "/perf-", kArchivedJitPid,
                                              ".map"),
                                 "400000 100 Work(int64)[OptimizedTier1]\n")
                     .ok());
     Module app;
     app.path = "/usr/bin/app";
     modules_ = {app};
-    jit_ = {{CodeKind::kProcess, kJitPid, 0x400010}, "//anon"};
-    unmapped_ = {{CodeKind::kProcess, kJitPid, 0x900000}, "//anon"};
+    jit_ = {{CodeKind::kProcess, kArchivedJitPid, 0x400010}, "//anon"};
+    unmapped_ = {{CodeKind::kProcess, kArchivedJitPid, 0x900000}, "//anon"};
     requests_ = {jit_, unmapped_};
   }
 

@@ -7,8 +7,7 @@
 
 namespace profcpu::cli {
 
-std::optional<int> ParseCommandFlags(const std::vector<std::string>& args,
-                                     absl::string_view command, FlagSet* flags) {
+std::optional<int> ParseCommandFlags(const std::vector<std::string>& args, FlagSet* flags) {
   absl::Status parsed = flags->Parse(args);
   if (!parsed.ok()) return UsageError(*flags, parsed.message());
   if (flags->help_requested()) {

@@ -16,8 +16,7 @@ namespace profcpu::cli {
 // Parses `args` into `flags`. Returns the exit code when the command is done
 // already (kExitOk after printing --help, kExitUsage after a bad flag, said
 // as UsageError says it); nullopt to go on.
-std::optional<int> ParseCommandFlags(const std::vector<std::string>& args,
-                                     absl::string_view command, FlagSet* flags);
+std::optional<int> ParseCommandFlags(const std::vector<std::string>& args, FlagSet* flags);
 
 // Prints "profcpu COMMAND: MESSAGE" and one line pointing to --help (the
 // whole usage would scroll the error away); returns kExitUsage.

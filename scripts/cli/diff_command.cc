@@ -56,7 +56,7 @@ int RunDiff(const std::vector<std::string>& args) {
                 "--negate to see them.");
   flags.Add("n", "", "", "normalize: scale BEFORE's counts to AFTER's total");
   flags.Add("s", "", "", "strip hex numbers (addresses) from names, so they pair up");
-  if (std::optional<int> done = ParseCommandFlags(args, "diff", &flags)) return *done;
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   if (flags.positionals().size() != 2) {
     return UsageError(flags, "needs two folded files, BEFORE and AFTER");
   }

@@ -22,7 +22,7 @@
 namespace profcpu::cli {
 namespace {
 
-int Failed(absl::string_view message) { return CommandFailure("flamegraph", message); }
+int FlamegraphFailed(absl::string_view message) { return CommandFailure("flamegraph", message); }
 
 }  // namespace
 
@@ -37,7 +37,7 @@ int RunFlamegraph(const std::vector<std::string>& args) {
       "FILE is -. Open the SVG in a browser: hover for details, click to zoom, Ctrl-F to\n"
       "search by regular expression, Ctrl-I to toggle case.");
   AddGraphFlags(&flags, GraphFlagStyle::kFlamegraphPl);
-  if (std::optional<int> done = ParseCommandFlags(args, "flamegraph", &flags)) return *done;
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   render::FlameGraphOptions options;
   if (absl::Status status = ReadGraphFlags(flags, &options); !status.ok()) {
     std::fprintf(stderr, "profcpu flamegraph: %.*s\n", static_cast<int>(status.message().size()),
@@ -55,10 +55,10 @@ int RunFlamegraph(const std::vector<std::string>& args) {
       status = input.Read(reader);
     } else {
       auto reader = fold::LineReader::Open(file);
-      if (!reader.ok()) return Failed(reader.status().message());
+      if (!reader.ok()) return FlamegraphFailed(reader.status().message());
       status = input.Read(*reader);
     }
-    if (!status.ok()) return Failed(absl::StrCat(file == "-" ? "stdin" : file, ": ", status.message()));
+    if (!status.ok()) return FlamegraphFailed(absl::StrCat(file == "-" ? "stdin" : file, ": ", status.message()));
   }
 
   // flamegraph.pl's warnings, in its words.
@@ -81,13 +81,13 @@ int RunFlamegraph(const std::vector<std::string>& args) {
   render::FlameGraphReport report;
   absl::Status rendered =
       render::AppendFlameGraph(tree, options, "samples", count_unit, &svg, &report);
-  if (!rendered.ok()) return Failed(rendered.message());
+  if (!rendered.ok()) return FlamegraphFailed(rendered.message());
   if (report.total_ignored && options.total / total > 0.02) {
     std::fprintf(stderr, "Specified --total %g is less than actual total %g, so ignored\n",
                  options.total, total);
   }
   if (std::fwrite(svg.data(), 1, svg.size(), stdout) != svg.size() || std::fflush(stdout) != 0) {
-    return Failed("writing stdout failed");
+    return FlamegraphFailed("writing stdout failed");
   }
   if (tree.root().total == 0) {
     std::fprintf(stderr, "ERROR: No stack counts found\n");

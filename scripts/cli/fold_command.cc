@@ -20,7 +20,7 @@
 namespace profcpu::cli {
 namespace {
 
-int Failed(absl::string_view message) { return CommandFailure("fold", message); }
+int FoldFailed(absl::string_view message) { return CommandFailure("fold", message); }
 
 // Feeds every line of `reader` to the collapser. False (after saying why) on
 // a read error.
@@ -29,7 +29,7 @@ bool Consume(fold::LineReader& reader, absl::string_view name, fold::StackCollap
   while (reader.Next(&line)) collapser->AddLine(line);
   collapser->mutable_stats().overlong_lines += reader.overlong_lines();
   if (!reader.status().ok()) {
-    Failed(absl::StrCat(name, ": ", reader.status().message()));
+    FoldFailed(absl::StrCat(name, ": ", reader.status().message()));
     return false;
   }
   return true;
@@ -58,7 +58,7 @@ int RunFold(const std::vector<std::string>& args) {
   flags.Add("prejit", "", "",
             "profcpu's own: mark .NET precompiled (ReadyToRun) frames, named \"...[PreJIT]\", "
             "with _[p] for --colors dotnet (stackcollapse-perf.pl has no such option)");
-  if (std::optional<int> done = ParseCommandFlags(args, "fold", &flags)) return *done;
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
 
   fold::StackCollapseOptions options;
   options.include_pid = flags.Bool("pid");
@@ -79,7 +79,7 @@ int RunFold(const std::vector<std::string>& args) {
       continue;
     }
     auto reader = fold::LineReader::Open(file);
-    if (!reader.ok()) return Failed(reader.status().message());
+    if (!reader.ok()) return FoldFailed(reader.status().message());
     if (!Consume(*reader, file, &collapser)) return kExitFailure;
   }
 
@@ -101,7 +101,7 @@ int RunFold(const std::vector<std::string>& args) {
   fold::OutputBuffer out(stdout);
   collapser.Write(&out);
   absl::Status written = out.Finish();
-  if (!written.ok()) return Failed(absl::StrCat("writing stdout: ", written.message()));
+  if (!written.ok()) return FoldFailed(absl::StrCat("writing stdout: ", written.message()));
   return kExitOk;
 }
 

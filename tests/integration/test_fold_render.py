@@ -288,7 +288,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 # Drives the graph in an iframe (same origin, so the page can reach in) and
 # reports what the user would see after each step as JSON in #out.
 HARNESS = """<!doctype html><html><body>
-<iframe id="f" src="graph.svg%(query)s" width="1200" height="600"></iframe>
+<iframe id="f" src="%(file)s%(query)s" width="1200" height="600"></iframe>
 <pre id="out">not run</pre>
 <script>
 function frameNamed(d, prefix) {
@@ -365,6 +365,14 @@ class BrowserTest(unittest.TestCase):
         assert svg.returncode == 0, svg.stderr
         with open(os.path.join(cls.tmp, "graph.svg"), "wb") as f:
             f.write(svg.stdout)
+        # One deep, one-sample stack beside the profile's bulk (as a stack
+        # of 118 unknown frames from a broken frame-pointer walk makes it).
+        deep = ";".join(["main"] + ["[unknown]"] * 118) + " 1\nmain;work 1974\n"
+        for name, flags in [("deep.svg", []), ("deep-icicle.svg", ["--inverted"])]:
+            svg = flamegraph(flags, deep)
+            assert svg.returncode == 0, svg.stderr
+            with open(os.path.join(cls.tmp, name), "wb") as f:
+                f.write(svg.stdout)
         handler = functools.partial(_QuietHandler, directory=cls.tmp)
         cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         cls.thread = threading.Thread(target=cls.server.serve_forever, daemon=True)
@@ -376,10 +384,10 @@ class BrowserTest(unittest.TestCase):
         cls.server.server_close()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def run_page(self, steps, query=""):
-        name = f"harness{abs(hash((steps, query)))}.html"
+    def run_page(self, steps, query="", file="graph.svg"):
+        name = f"harness{abs(hash((steps, query, file)))}.html"
         with open(os.path.join(self.tmp, name), "w") as f:
-            f.write(HARNESS % {"query": query, "steps": steps})
+            f.write(HARNESS % {"file": file, "query": query, "steps": steps})
         profile = tempfile.mkdtemp(prefix="profcpu-chromium-")
         try:
             result = subprocess.run(
@@ -449,6 +457,19 @@ class BrowserTest(unittest.TestCase):
         # "write" matches only hidden frames in this zoom.
         self.assertEqual(restored["loaded"]["matched"], "Matched: 0.0%")
         self.assertIn("match", frames_state["write_log_lines"]["cls"])
+
+    def test_a_deep_graph_opens_where_its_frames_are(self):
+        # The image is several windows tall; the window must show the root
+        # and the bulk of the profile, not the empty top of the one tower.
+        where = """
+    var rect = frameNamed(d, "work").querySelector("rect").getBoundingClientRect();
+    steps.view = {top: rect.top, bottom: rect.bottom, window: w.innerHeight,
+                  image: parseFloat(d.documentElement.getAttribute("height"))};"""
+        for file in ["deep.svg", "deep-icicle.svg"]:
+            view = self.run_page(where, file=file)["view"]
+            self.assertGreater(view["image"], 3 * view["window"], file)
+            self.assertGreaterEqual(view["top"], 0, file)
+            self.assertLessEqual(view["bottom"], view["window"], file)
 
 
 if __name__ == "__main__":
