@@ -143,7 +143,9 @@ class PerfViewNodeTest(unittest.TestCase):
                                 extra=["-format", "perfview"])
             text, archive = perf_data_txt(run_dir)
             frames = [line for line in text.splitlines() if line.startswith("\t")]
-            self.assertFalse([f for f in frames if "+0x" in f], "offsets in the export")
+            with_offsets = [f for f in frames if "+0x" in f]
+            self.assertFalse(with_offsets, f"{len(with_offsets)} frames with offsets in the "
+                                           f"export, e.g. {with_offsets[:3]}")
             process = perfview_process(perfview_read(archive), proc.pid)
             perfview = {function_name(f) for f in process["Inclusive"] if "fibonacciRecursive" in f}
             folded = {frame for stack in t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
