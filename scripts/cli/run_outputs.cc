@@ -149,6 +149,14 @@ absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& di
     PROFCPU_RETURN_IF_ERROR(status);
     written->push_back(archive);
     log->Info(absl::StrCat("wrote ", archive, " for PerfView"));
+    if (summary.weighted) {
+      // Entries that stand for several samples or for time off the CPU
+      // (BPF counts, -mode offcpu|wall) weigh one interval each there.
+      log->Warn(absl::StrCat("PerfView weighs every entry of ", archive,
+                             " as one sample: with this recording's weighted entries (",
+                             fold::ModeDescription(summary),
+                             ") its shares are not folded_stacks.out's"));
+    }
   }
   return absl::OkStatus();
 }
