@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "fold/frame_name.h"
 
 namespace profcpu::fold {
@@ -47,6 +48,31 @@ void AppendOffset(uint64_t offset, std::string* out) {
   char buffer[24];
   int n = std::snprintf(buffer, sizeof(buffer), "+0x%" PRIx64, offset);
   out->append(buffer, static_cast<size_t>(n));
+}
+
+// A word of the name that is "[X]", as PerfView looks for one in names of
+// perf-map frames (GetSymbolFromMicrosoftMap: words split at ' ').
+bool HasBracketedWord(absl::string_view name) {
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find(' ', start);
+    if (end == absl::string_view::npos) end = name.size();
+    if (end - start >= 2 && name[start] == '[' && name[end - 1] == ']') return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// "[perf-PID.map] " for a perf-map frame PerfView would otherwise misread
+// (FrameDialect::kPerfView).
+void AppendPerfViewModuleWord(absl::string_view module, absl::string_view name,
+                              std::string* out) {
+  if (!absl::EndsWith(module, ".map") || HasBracketedWord(name)) return;
+  const size_t slash = module.rfind('/');
+  out->push_back('[');
+  const absl::string_view base = module.substr(slash == absl::string_view::npos ? 0 : slash + 1);
+  out->append(base.data(), base.size());
+  out->append("] ");
 }
 
 }  // namespace
@@ -119,7 +145,7 @@ std::string ModuleForLocation(const symbolize::Symbolization* symbolization,
 }
 
 void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& location,
-                      std::string* out) {
+                      std::string* out, FrameDialect dialect) {
   const symbolize::Symbolization* symbolization = symbols.Find(location.code);
   const std::string module = ModuleForLocation(symbolization, location);
   auto append_unknown = [&] {
@@ -141,8 +167,15 @@ void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& loc
     out->push_back('\t');
     AppendHex(location.address, out);
     out->push_back(' ');
-    AppendSanitized(frame.function, out);
-    AppendOffset(frame.offset + location.offset_adjust, out);
+    if (dialect == FrameDialect::kPerfView) {
+      std::string name;
+      AppendSanitized(frame.function, &name);
+      if (!frame.inlined) AppendPerfViewModuleWord(module, name, out);
+      out->append(name);
+    } else {
+      AppendSanitized(frame.function, out);
+      AppendOffset(frame.offset + location.offset_adjust, out);
+    }
     // perf 6.1 (util/evsel_fprintf.c) prints no module for inlined frames.
     if (frame.inlined) {
       out->append(" (inlined)\n");

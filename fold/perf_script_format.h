@@ -42,13 +42,29 @@ std::string SanitizeEvent(absl::string_view event);
 std::string ModuleForLocation(const symbolize::Symbolization* symbolization,
                               const Location& location);
 
+// Whose reader the frame lines are for.
+enum class FrameDialect {
+  // perf 6.1's own text (perf_script.out: FlameScope, the FlameGraph tools).
+  kPerf,
+  // PerfView's reader (TraceEvent's LinuxPerfScriptEventParser.ReadFrame),
+  // for the -format perfview export. No "+0xOFFSET": perfcollect's perf
+  // script prints none, and the reader strips one only from the name's end,
+  // which a perf-map frame's name is not (below). A module ending in ".map"
+  // makes the reader take the name's first " [X] " word as the module and
+  // the rest as the function (.NET's perf-map names: "void [System.Runtime]
+  // N.C::M()"); a name without one (V8's "JS:*fib /app/a.js:6:28") would
+  // become module "a.js:6:28" and function "/tmp/perf-PID.map", so such
+  // names get "[perf-PID.map] " in front.
+  kPerfView,
+};
+
 // Appends the lines perf 6.1 prints for one stack location, innermost frame
 // first, each "\t%16lx NAME+0xOFFSET (MODULE)\n". Inlined frames end in
 // " (inlined)" instead of the module, as perf prints them; an unnamed
 // location is "\t%16lx [unknown] (MODULE)\n". The offset printed is the
 // frame's offset plus the location's offset_adjust.
 void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& location,
-                      std::string* out);
+                      std::string* out, FrameDialect dialect = FrameDialect::kPerf);
 
 // Appends a sample header as perf 6.1 prints it with
 // -F comm,pid,tid,cpu,time,period,event,...:

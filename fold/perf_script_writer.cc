@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
 #include "fold/perf_script_format.h"
+#include "fold/perfview_gaps.h"
 
 namespace profcpu::fold {
 namespace {
@@ -36,8 +37,8 @@ void AppendHeaderBlock(const PerfScriptHeader& header, std::string* out) {
 // Names printed once per distinct string or location, not once per sample.
 class Cache {
  public:
-  explicit Cache(const Profile& profile)
-      : profile_(profile), locations_(profile.location_count()),
+  Cache(const Profile& profile, FrameDialect dialect)
+      : profile_(profile), dialect_(dialect), locations_(profile.location_count()),
         location_done_(profile.location_count(), false) {}
 
   const std::string& Comm(uint32_t id) {
@@ -52,7 +53,7 @@ class Cache {
   }
   const std::string& LocationLines(uint32_t id) {
     if (!location_done_[id]) {
-      AppendFrameLines(profile_.symbols(), profile_.location(id), &locations_[id]);
+      AppendFrameLines(profile_.symbols(), profile_.location(id), &locations_[id], dialect_);
       location_done_[id] = true;
     }
     return locations_[id];
@@ -60,11 +61,25 @@ class Cache {
 
  private:
   const Profile& profile_;
+  const FrameDialect dialect_;
   absl::flat_hash_map<uint32_t, std::string> comms_;
   absl::flat_hash_map<uint32_t, std::string> events_;
   std::vector<std::string> locations_;
   std::vector<bool> location_done_;
 };
+
+void AppendGapFillers(const std::vector<GapFiller>& fillers, uint64_t spacing_ns, Cache* cache,
+                      int event_width, std::string* out) {
+  for (const GapFiller& filler : fillers) {
+    Sample sample;
+    sample.time_ns = filler.time_ns;
+    sample.cpu = filler.cpu;
+    sample.period = spacing_ns;
+    AppendSampleHeader("unprofiled", sample, cache->Event(filler.event), event_width, out);
+    out->append(kPerfViewGapFrame);
+    out->push_back('\n');
+  }
+}
 
 }  // namespace
 
@@ -72,7 +87,10 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
                              OutputBuffer* out) {
   if (options.header.has_value()) AppendHeaderBlock(*options.header, out->buffer());
 
-  Cache cache(profile);
+  const uint64_t spacing_ns = options.perfview_spacing_ns;
+  Cache cache(profile, spacing_ns != 0 ? FrameDialect::kPerfView : FrameDialect::kPerf);
+  PerfViewGaps gaps(spacing_ns);
+  std::vector<GapFiller> fillers;
   // perf pads event names to the longest one in the file.
   int event_width = 0;
   for (const Sample& sample : profile.samples()) {
@@ -80,6 +98,10 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
   }
   for (const Sample& sample : profile.samples()) {
     std::string* buffer = out->buffer();
+    if (spacing_ns != 0) {
+      gaps.Before(sample, &fillers);
+      AppendGapFillers(fillers, spacing_ns, &cache, event_width, buffer);
+    }
     AppendSampleHeader(cache.Comm(sample.comm), sample, cache.Event(sample.event), event_width,
                        buffer);
     for (uint32_t location : profile.stack(sample.stack)) {
@@ -87,6 +109,10 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
     }
     buffer->push_back('\n');
     out->MaybeFlush();
+  }
+  if (spacing_ns != 0) {
+    gaps.Finish(&fillers);
+    AppendGapFillers(fillers, spacing_ns, &cache, event_width, out->buffer());
   }
   return out->Finish();
 }

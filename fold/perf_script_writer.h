@@ -9,6 +9,7 @@
 //
 // Samples are written in the Profile's order (time order), streamed through
 // an OutputBuffer. Names are sanitized as perf_script_format.h describes.
+// The PerfView export is the same text in PerfView's dialect (below).
 #ifndef PROFCPU_FOLD_PERF_SCRIPT_WRITER_H_
 #define PROFCPU_FOLD_PERF_SCRIPT_WRITER_H_
 
@@ -38,7 +39,17 @@ struct PerfScriptHeader {
 
 struct PerfScriptWriteOptions {
   std::optional<PerfScriptHeader> header;
+  // Non-zero: the text for PerfView's reader (the -format perfview export),
+  // not perf's: frames in FrameDialect::kPerfView (no offsets), and a filler
+  // sample this long after each sample closes its time (perfview_gaps.h).
+  // The fillers are "unprofiled 0/0" with the one frame kPerfViewGapFrame.
+  uint64_t perfview_spacing_ns = 0;
 };
+
+// The filler's frame line: PerfView shows it as
+// "profcpu!cpu time outside the profiled processes".
+inline constexpr char kPerfViewGapFrame[] =
+    "\t               0 [cpu time outside the profiled processes] ([profcpu])\n";
 
 absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOptions& options,
                              OutputBuffer* out);

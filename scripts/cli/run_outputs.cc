@@ -1,12 +1,15 @@
 #include "scripts/cli/run_outputs.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "fold/perf_script_writer.h"
+#include "fold/perfview_gaps.h"
 #include "render/pprof_writer.h"
 #include "scripts/cli/archive.h"
 #include "scripts/cli/graph_flags.h"
@@ -126,14 +129,34 @@ absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& di
   }
   if (outputs.perfview) {
     // perfcollect zips NAME.trace/ holding perf.data.txt, the perf script
-    // text PerfView parses (its first entry ending in .data.txt).
+    // text PerfView parses (its first entry ending in .data.txt). Not
+    // perf_script.out as it is: PerfView weighs samples by time, not period,
+    // and misreads perf-map frames (fold/perfview_gaps.h, FrameDialect).
     const std::string archive = PerfViewArchiveName(dir);
     const std::string folder = archive.substr(0, archive.size() - 4);  // NAME.trace
-    PROFCPU_RETURN_IF_ERROR(WriteArchive(
-        absl::StrCat(dir, "/", archive), ArchiveFormat::kZip,
-        {{absl::StrCat(folder, "/perf.data.txt"), absl::StrCat(dir, "/", kPerfScriptFile)}}));
+    const std::string text = absl::StrCat(dir, "/.", folder, ".perf.data.txt.tmp");
+    fold::PerfScriptWriteOptions options{fold::PerfScriptHeaderFor(summary)};
+    options.perfview_spacing_ns = fold::PerfViewSampleSpacingNs(summary.header);
+    options.header->extra.push_back(
+        {"for PerfView", "'unprofiled' (pid 0) samples end each sample's time one interval "
+                         "later on its CPU (PerfView weighs samples by time, not period)"});
+    absl::Status status = fold::WritePerfScriptFile(profile, options, text);
+    if (status.ok()) {
+      status = WriteArchive(absl::StrCat(dir, "/", archive), ArchiveFormat::kZip,
+                            {{absl::StrCat(folder, "/perf.data.txt"), text}});
+    }
+    std::remove(text.c_str());
+    PROFCPU_RETURN_IF_ERROR(status);
     written->push_back(archive);
     log->Info(absl::StrCat("wrote ", archive, " for PerfView"));
+    if (summary.weighted) {
+      // Entries that stand for several samples or for time off the CPU
+      // (BPF counts, -mode offcpu|wall) weigh one interval each there.
+      log->Warn(absl::StrCat("PerfView weighs every entry of ", archive,
+                             " as one sample: with this recording's weighted entries (",
+                             fold::ModeDescription(summary),
+                             ") its shares are not folded_stacks.out's"));
+    }
   }
   return absl::OkStatus();
 }

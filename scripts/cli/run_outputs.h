@@ -46,9 +46,8 @@ absl::Status ApplyGraphFlags(const RunOutputOptions& outputs, render::FlameGraph
 // perfcollect names it after the trace.
 std::string PerfViewArchiveName(const std::string& dir);
 
-// Writes the -format exports into `dir` from the (filtered) profile; the
-// perf script text is taken from dir's perf_script.out. Appends the names
-// written to *written.
+// Writes the -format exports into `dir` from the (filtered) profile, the one
+// perf_script.out was written from. Appends the names written to *written.
 absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
                           const fold::RecordingSummary& summary, const fold::Profile& profile,
                           base::RunLog* log, std::vector<std::string>* written);

@@ -1,6 +1,6 @@
-"""Helpers for the .NET tests: build the test app (tests/dotnet/PrimeApp) at
-test time, start it in the ways users run services, and read what a
-profile says about it."""
+"""Helpers for the .NET tests: build the test app (tests/dotnet/PrimeApp) and
+the other projects under tests/dotnet/ at test time, start the app in the
+ways users run services, and read what a profile says about it."""
 
 import collections
 import os
@@ -14,31 +14,36 @@ import time
 import profcpu_testing as t
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(t.FIXTURE_SOURCES))
-APP_SOURCES = os.path.join(SOURCE_ROOT, "tests", "dotnet", "PrimeApp")
+DOTNET_SOURCES = os.path.join(SOURCE_ROOT, "tests", "dotnet")
 DOTNET = shutil.which("dotnet")
 HOT_METHOD = "FindPrimeNumber"
 
-_built = None
+_built = {}
 
 
-def build_app():
-    """Builds PrimeApp once per test process; returns the output directory."""
-    global _built
-    if _built is not None:
-        return _built
+def build_project(name):
+    """Builds tests/dotnet/NAME once per test process; returns the output
+    directory."""
+    if name in _built:
+        return _built[name]
     if DOTNET is None:
         raise AssertionError("the .NET SDK (dotnet) is required for these tests")
     # Not under /tmp: one test hides /tmp behind a private tmpfs.
     work = tempfile.mkdtemp(prefix="profcpu-dotnet-", dir="/var/tmp")
-    shutil.copytree(APP_SOURCES, os.path.join(work, "src"))
+    shutil.copytree(os.path.join(DOTNET_SOURCES, name), os.path.join(work, "src"))
     out = os.path.join(work, "out")
     result = subprocess.run([DOTNET, "build", os.path.join(work, "src"), "-c", "Release",
                              "-o", out, "-nologo", "-v", "q"],
                             capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
-        raise AssertionError(f"dotnet build failed:\n{result.stdout}\n{result.stderr}")
-    _built = out
+        raise AssertionError(f"dotnet build of {name} failed:\n{result.stdout}\n{result.stderr}")
+    _built[name] = out
     return out
+
+
+def build_app():
+    """The test app (tests/dotnet/PrimeApp), built once per test process."""
+    return build_project("PrimeApp")
 
 
 def free_port():
