@@ -313,7 +313,7 @@ int RunCollect(const std::vector<std::string>& args) {
                 "and prof.tar.gz into DIR/HH-MM-SS_YYYY-MM-DD/\nand prints that folder's path. "
                 "Stops after the duration, on Ctrl-C or SIGTERM (outputs are\nstill written), or "
                 "when the process (or every process of the container) has exited.");
-  flags.Add("pid", "PID", "", "process to profile");
+  flags.Add("pid", "PID", "", "process to profile (a thread id: its whole process)");
   flags.Add("container", "ID", "",
             "profile every process of a container: its id or id prefix (docker/podman ps), "
             "its name (with podman or docker installed), or its cgroup v2 path");
