@@ -73,6 +73,10 @@ recording::Header MakeHeader(const CollectionOptions& options, const SamplerOpti
   h.command_line = options.command_line;
   h.mode = std::string(ProfileModeName(options.profile.mode));
   h.backend = std::string(SamplingBackendName(options.profile.backend));
+  if (options.profile.backend == SamplingBackend::kBpf &&
+      options.profile.mode != ProfileMode::kOffCpu && !options.profile.timestamps) {
+    h.counted_interval_ns = kCountIntervalNs;
+  }
   return h;
 }
 

@@ -47,11 +47,12 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   fold::Profile& profile = built.profile;
   profile.SetSymbols(std::move(resolved.table));
   profile.SetModules(std::move(built.modules));
-  result.unknown_frames = fold::CountUnknownFrames(profile);
-  fold::LogUnknownFrames(result.unknown_frames, log);
 
   // -> the outputs, from the profile shaped by mode and postprocess's filters.
-  fold::ShapeProfile(summary, options.outputs.filter, &profile, log);
+  PROFCPU_RETURN_IF_ERROR(
+      fold::ShapeProfile(&result.summary, options.outputs.filter, &profile, log).status());
+  result.unknown_frames = fold::CountUnknownFrames(profile);  // of the samples kept
+  fold::LogUnknownFrames(result.unknown_frames, log);
   fold::FoldOptions fold_options;
   fold_options.weight_by_period = summary.weighted;  // BPF counts, off-CPU time
   fold_options.include_tid = options.outputs.threads;

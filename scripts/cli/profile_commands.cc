@@ -82,8 +82,8 @@ void AddSamplingFlags(FlagSet* flags) {
              "kernel: flat cost at high -freq; needs CAP_BPF and CAP_PERFMON)");
   flags->Add("timestamps", "", "",
              "with -backend bpf: keep each sample's time, for a perf_script.out timeline "
-             "(FlameScope); without it BPF counts stacks and perf_script.out holds one entry "
-             "per stack per second");
+             "(FlameScope) and postprocess -from/-to; without it BPF counts stacks, "
+             "perf_script.out holds one entry per stack per second and -from/-to are refused");
   AddRunOutputFlags(flags);  // -format, -threads, the graph's look
 }
 
