@@ -10,9 +10,6 @@
 #include "collector/proc/cgroup.h"
 
 namespace profcpu::collector {
-namespace {
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
     const BpfCollectionOptions& options, const OffCpuScope& scope, SamplerOptions* sampler) {

@@ -18,8 +18,8 @@ TEST(CollectionTextTest, NamesTheTarget) {
   EXPECT_EQ(DescribeTarget(options), "cgroup /sys/fs/cgroup/app");
   options.container_id = "3f4e5a6b7c8d9e0f1a2b";
   EXPECT_EQ(DescribeTarget(options), "container 3f4e5a6b7c8d");
-  options.pid = 42;
-  EXPECT_EQ(DescribeTarget(options), "pid 42");
+  options.pid = 99999999;  // above PID_MAX_LIMIT: no thread to resolve
+  EXPECT_EQ(DescribeTarget(options), "pid 99999999");
   options.command = {"./app", "--fast"};
   EXPECT_EQ(DescribeTarget(options), "./app --fast");
 }
