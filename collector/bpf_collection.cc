@@ -10,13 +10,6 @@
 #include "collector/proc/cgroup.h"
 
 namespace profcpu::collector {
-namespace {
-
-// How often in-kernel counts are read: a flat cost however high the
-// frequency, and the time resolution of counted samples.
-constexpr uint64_t kCountIntervalNs = 1'000'000'000;
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
     const BpfCollectionOptions& options, const OffCpuScope& scope, SamplerOptions* sampler) {

@@ -28,6 +28,10 @@
 
 namespace profcpu::collector {
 
+// How often in-kernel counts are read: a flat cost however high the
+// frequency, and the time resolution of counted samples.
+inline constexpr uint64_t kCountIntervalNs = 1'000'000'000;
+
 struct BpfCollectionOptions {
   ProfileMode mode = ProfileMode::kCpu;
   SamplingBackend backend = SamplingBackend::kPerf;

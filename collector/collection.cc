@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/file_io.h"
@@ -72,6 +73,10 @@ recording::Header MakeHeader(const CollectionOptions& options, const SamplerOpti
   h.command_line = options.command_line;
   h.mode = std::string(ProfileModeName(options.profile.mode));
   h.backend = std::string(SamplingBackendName(options.profile.backend));
+  if (options.profile.backend == SamplingBackend::kBpf &&
+      options.profile.mode != ProfileMode::kOffCpu && !options.profile.timestamps) {
+    h.counted_interval_ns = kCountIntervalNs;
+  }
   return h;
 }
 
@@ -145,15 +150,6 @@ void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* order
   }
 }
 
-// The processes of the target as it stands now, for the perf-map session
-// (a started command is watched once it runs).
-std::vector<pid_t> TargetProcessesNow(const CollectionOptions& options) {
-  if (options.pid > 0) return {options.pid};
-  if (!options.cgroup_dir.empty()) return CgroupProcesses(options.cgroup_dir);
-  if (options.all_processes) return ListProcesses();
-  return {};
-}
-
 }  // namespace
 
 uint64_t MonotonicNowNs() {
@@ -182,11 +178,19 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   const bool command_mode = target->starts_command();
   result.target_pid = target->main_pid();
   const pid_t pid = result.target_pid;
+  if (target->given_thread() > 0) {
+    result.notes.push_back(absl::StrCat(
+        "pid ", target->given_thread(), " is a thread of process ", pid,
+        ": profiling the whole process, every thread (postprocess -tid ",
+        target->given_thread(), " keeps that thread's samples only)"));
+  }
   // Before sampling, so JIT code compiled from the first sample on is named.
   std::optional<dotnet::PerfMapSession> perfmaps;
   if (options.manage_dotnet_perfmaps && options.log != nullptr) {
     perfmaps.emplace(options.log);
-    for (pid_t process : TargetProcessesNow(options)) perfmaps->Watch(process);
+    // The target's processes as they stand now (a started command is
+    // watched once it runs).
+    for (pid_t process : target->ExistingProcesses()) perfmaps->Watch(process);
   }
   uint64_t last_perfmap_poll = 0;
 
@@ -230,6 +234,8 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   PROFCPU_RETURN_IF_ERROR(target->Attach(sampler.get()));
   if (command_mode) {
     result.processes.push_back(DescribeProcess(pid, result.start_time_ns));
+    // Not exec'd yet: /proc still shows profcpu's own command line.
+    result.processes.back().command_line = absl::StrJoin(spec.command, " ");
     orderer.Add(result.processes.back());
     if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, MonotonicNowNs()));
     PROFCPU_RETURN_IF_ERROR(target->Start());

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "base/errno_status.h"
 #include "base/status_macros.h"
+#include "collector/collection_text.h"
 #include "collector/proc/container_resolver.h"
 #include "collector/proc/proc_reader.h"
 
@@ -40,7 +41,15 @@ absl::StatusOr<std::unique_ptr<CollectionTarget>> CollectionTarget::Create(const
     if (::kill(spec.pid, 0) != 0 && errno == ESRCH) {
       return absl::NotFoundError(absl::StrCat("no process with pid ", spec.pid));
     }
-    target->pidfd_.Reset(static_cast<int>(::syscall(SYS_pidfd_open, spec.pid, 0)));
+    // A thread id: its mappings, and so its user frames' names, are its
+    // process's (the kernel's records carry the process's pid), and a pidfd
+    // is only for a process. Profile the process.
+    if (absl::StatusOr<pid_t> process = ReadThreadGroupId(spec.pid);
+        process.ok() && *process != spec.pid) {
+      target->given_thread_ = spec.pid;
+      target->spec_.pid = *process;
+    }
+    target->pidfd_.Reset(static_cast<int>(::syscall(SYS_pidfd_open, target->spec_.pid, 0)));
   } else if (!spec.cgroup_dir.empty()) {
     target->cgroup_.Reset(::open(spec.cgroup_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!target->cgroup_.valid()) {
@@ -52,7 +61,7 @@ absl::StatusOr<std::unique_ptr<CollectionTarget>> CollectionTarget::Create(const
 
 std::string CollectionTarget::Description() const {
   if (launcher_ != nullptr) return absl::StrCat("command: ", absl::StrJoin(spec_.command, " "));
-  if (spec_.pid > 0) return absl::StrCat("pid ", spec_.pid);
+  if (spec_.pid > 0) return DescribeProcessTarget(spec_.pid, given_thread_);
   if (!spec_.container_id.empty()) return absl::StrCat("container ", spec_.container_id);
   if (!spec_.cgroup_dir.empty()) return absl::StrCat("cgroup ", spec_.cgroup_dir);
   return "all processes";

@@ -36,6 +36,9 @@ class CollectionTarget {
   bool starts_command() const { return launcher_ != nullptr; }
   // The one process profiled (pid mode), or the command; 0 otherwise.
   pid_t main_pid() const;
+  // pid mode given a thread id: that thread (main_pid() is its process, whose
+  // threads are all sampled, as perf record -p does); 0 otherwise.
+  pid_t given_thread() const { return given_thread_; }
 
   // Opens the perf events for this target.
   absl::Status Attach(Sampler* sampler);
@@ -54,6 +57,7 @@ class CollectionTarget {
 
   TargetSpec spec_;
   std::unique_ptr<CommandLauncher> launcher_;
+  pid_t given_thread_ = 0;
   base::UniqueFd pidfd_;   // pid mode: readable once the process exits
   base::UniqueFd cgroup_;  // container mode: the cgroup directory
 };

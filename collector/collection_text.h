@@ -11,6 +11,9 @@
 namespace profcpu::collector {
 
 std::string DescribeTarget(const CollectionOptions& options);
+// "pid 42", or "pid 42 (the process of thread 43)" when the pid given was a
+// thread of process 42 (-pid TID profiles the whole process).
+std::string DescribeProcessTarget(pid_t process, pid_t given_thread);
 std::string DescribeSampling(const CollectionOptions& options);
 
 }  // namespace profcpu::collector

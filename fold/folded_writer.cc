@@ -22,6 +22,7 @@ FrameNameOptions NameOptions(const FoldOptions& options) {
   names.include_addrs = options.include_addrs;
   names.annotate_precompiled = options.annotate_precompiled;
   names.keep_dotnet_tiers = options.keep_dotnet_tiers;
+  names.keep_anonymous_namespaces = options.keep_anonymous_namespaces;
   return names;
 }
 

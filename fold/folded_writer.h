@@ -36,6 +36,7 @@ struct FoldOptions {
   bool include_addrs = false;    // "[module <address>]" for unnamed frames
   bool annotate_precompiled = false;  // "_[p]" on .NET [PreJIT] code (frame_name.h)
   bool keep_dotnet_tiers = false;     // "Main[OptimizedTier1]" (frame_name.h)
+  bool keep_anonymous_namespaces = false;  // "(anonymous namespace)::f" frames (frame_name.h)
   // Keep only samples of this event; empty: the first sample's event, as the
   // script keeps the first event it meets (mixing events would mislead).
   std::string event_filter;

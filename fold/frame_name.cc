@@ -117,7 +117,11 @@ int FrameNamer::AppendNames(absl::string_view pc, absl::string_view symbol,
                             absl::string_view module, bool java, std::string* out) {
   symbol = StripSymbolOffset(symbol);
   // The script skips "(...)" symbols: perf prints process names that way.
-  if (!symbol.empty() && symbol[0] == '(') return 0;
+  if (!symbol.empty() && symbol[0] == '(' &&
+      !(options_.keep_anonymous_namespaces &&
+        symbol.substr(1, kAnonymousNamespace.size()) == kAnonymousNamespace)) {
+    return 0;
+  }
   // split /->/ drops trailing empty fields (and yields nothing for ""), so
   // trailing "->" separators contribute nothing. "->" cannot overlap itself,
   // so stripping from the right finds the same separators as splitting from

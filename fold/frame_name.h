@@ -63,6 +63,11 @@ struct FrameNameOptions {
   // tidying cuts with the argument list. Without it one method's tiers merge
   // and on-stack replacement reads as recursion ("Main;Main").
   bool keep_dotnet_tiers = false;
+  // profcpu's own, for its run outputs: keep frames of functions in an
+  // anonymous namespace ("(anonymous namespace)::Parse(char const*)"). The
+  // script skips every symbol starting with '(' (perf's "(process name)"
+  // lines), which drops such a function and puts its samples on its caller.
+  bool keep_anonymous_namespaces = false;
 };
 
 // Drops a trailing "+0x<lowercase hex>" (perf >= 4.8 prints symbol offsets).
@@ -110,7 +115,8 @@ class FrameNamer {
   // offset, split on "->" (an inline chain "a->b": b is inlined into a and
   // gets "_[i]"), each part tidied and annotated. Returns how many names were
   // appended; 0 when the script skips the line (a symbol starting with '(' or
-  // empty once its offset is dropped). No name contains ';'.
+  // empty once its offset is dropped; "(anonymous namespace)::" is kept with
+  // keep_anonymous_namespaces). No name contains ';'.
   int AppendNames(absl::string_view pc, absl::string_view symbol, absl::string_view module,
                   bool java, std::string* out);
 

@@ -127,6 +127,20 @@ TEST(FrameNameTest, PrecompiledDotnetCodeMarkedWhenAsked) {
   EXPECT_EQ(Names(prejit, "/tmp/perf-42.map", false, jit), "instance void [App] App::Run_[j]");
 }
 
+TEST(FrameNameTest, AnonymousNamespaceFramesKeptWhenAsked) {
+  constexpr absl::string_view kHidden = "(anonymous namespace)::Spin(unsigned long)+0x3d";
+  // stackcollapse-perf.pl skips every symbol starting with '(' (profcpu fold).
+  EXPECT_EQ(Names(kHidden, "/usr/bin/app"), "");
+  FrameNameOptions own;
+  own.keep_anonymous_namespaces = true;
+  EXPECT_EQ(Names(kHidden, "/usr/bin/app", false, own), "(anonymous namespace)::Spin");
+  EXPECT_EQ(Names("(anonymous namespace)::Outer()->(anonymous namespace)::Inner()",
+                  "/usr/bin/app", false, own),
+            "(anonymous namespace)::Outer;(anonymous namespace)::Inner_[i]");
+  // perf's "(process name)" lines are still skipped.
+  EXPECT_EQ(Names("(cpu_shares)", "/usr/bin/app", false, own), "");
+}
+
 TEST(FrameNameTest, DotnetTiersKeptWhenAsked) {
   FrameNameOptions tiers;
   tiers.keep_dotnet_tiers = true;

@@ -5,6 +5,7 @@
 #ifndef PROFCPU_FOLD_PROFILE_SHAPING_H_
 #define PROFCPU_FOLD_PROFILE_SHAPING_H_
 
+#include "absl/status/statusor.h"
 #include "base/run_log.h"
 #include "fold/profile.h"
 #include "fold/profile_filter.h"
@@ -19,9 +20,13 @@ struct ShapeCounts {
 };
 
 // Shapes `profile` (of the recording `summary` describes) for the outputs;
-// says in `log` what it did. `filter`'s times count from the recording's start.
-ShapeCounts ShapeProfile(const RecordingSummary& summary, ProfileFilter filter, Profile* profile,
-                         base::RunLog* log);
+// says in `log` what it did and, with filters, in `summary->samples_kept`
+// how many samples the outputs hold. `filter`'s times count from the
+// recording's start. FailedPrecondition for -from/-to on samples counted in
+// the kernel (-backend bpf without -timestamps): they carry no time of their
+// own, and a slice of them would be empty or wrong without saying so.
+absl::StatusOr<ShapeCounts> ShapeProfile(RecordingSummary* summary, ProfileFilter filter,
+                                         Profile* profile, base::RunLog* log);
 
 }  // namespace profcpu::fold
 

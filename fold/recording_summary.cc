@@ -31,7 +31,7 @@ PerfScriptHeader PerfScriptHeaderFor(const RecordingSummary& summary) {
   script_header.profcpu_version = header.profcpu_version;
   script_header.target = header.target;
   script_header.event = ModeDescription(summary);
-  script_header.samples = summary.samples;
+  script_header.samples = summary.samples_kept.value_or(summary.samples);
   script_header.losses = {{"ring buffer full", summary.lost_ring_buffer},
                           {"dropped by the kernel", summary.lost_dropped},
                           {"truncated stacks", summary.truncated_stacks}};
@@ -46,7 +46,10 @@ PerfScriptHeader PerfScriptHeaderFor(const RecordingSummary& summary) {
 }
 
 std::string SummaryLine(const RecordingSummary& s, const UnknownFrames& unknown) {
-  std::string line = absl::StrCat(s.samples, " samples");
+  std::string line = s.samples_kept.has_value()
+                         ? absl::StrCat(*s.samples_kept, " of ", s.samples,
+                                        " samples kept by the filters")
+                         : absl::StrCat(s.samples, " samples");
   const uint64_t lost =
       s.lost_ring_buffer + s.lost_dropped + s.lost_bpf_ring_buffer + s.lost_bpf_map_full;
   absl::StrAppend(&line, ", ", lost, " lost");

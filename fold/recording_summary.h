@@ -52,6 +52,9 @@ struct RecordingSummary {
   uint64_t lost_bpf_map_full = 0;
   uint64_t lost_offcpu_unended = 0;  // stays whose end went unreported
   uint64_t missing_stacks = 0;    // records naming a stack the recording lacks
+  // postprocess's filters (-pid, -comm, -from/-to...): of `samples`, those the
+  // outputs hold, counted alike (ShapeProfile); absent without filters.
+  std::optional<uint64_t> samples_kept;
 };
 
 // What was measured: the event and rate, and for BPF and off-CPU runs what
@@ -63,8 +66,9 @@ std::string ModeDescription(const RecordingSummary& summary);
 // ones only where BPF took part), host and kernel.
 PerfScriptHeader PerfScriptHeaderFor(const RecordingSummary& summary);
 
-// One line for stderr and the log: samples, losses, off-CPU time, stacks
-// lost or cut, unknown frames and where most are.
+// One line for stderr and the log: samples (those the filters kept, of how
+// many), losses, off-CPU time, stacks lost or cut, unknown frames and where
+// most are.
 std::string SummaryLine(const RecordingSummary& summary, const UnknownFrames& unknown);
 
 }  // namespace profcpu::fold

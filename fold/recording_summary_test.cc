@@ -64,6 +64,12 @@ TEST(RecordingSummaryTest, SummaryLineSaysSamplesLossesAndUnknownFrames) {
   EXPECT_EQ(SummaryLine(s, {}),
             "1000 samples, 3 lost (5 off-CPU, 1.5 s blocked), 2 stacks lost, 4 truncated stacks, "
             "0 unknown frames");
+  // postprocess's filters: what the outputs hold, of how many.
+  s.samples_kept = 250;
+  EXPECT_EQ(SummaryLine(s, {}),
+            "250 of 1000 samples kept by the filters, 3 lost (5 off-CPU, 1.5 s blocked), 2 stacks "
+            "lost, 4 truncated stacks, 0 unknown frames");
+  EXPECT_EQ(PerfScriptHeaderFor(s).samples, 250u);
 }
 
 }  // namespace

@@ -97,6 +97,7 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.String(r.backend);
           w.U64(r.user_regs_mask);
           w.U32(r.user_stack_size);
+          w.U64(r.counted_interval_ns);
         } else if constexpr (std::is_same_v<T, Sample>) {
           w.U64(r.time_ns);
           w.U32(r.pid);
@@ -226,6 +227,7 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
         h.user_regs_mask = r.U64();
         h.user_stack_size = r.U32();
       }
+      if (r.remaining() > 0) h.counted_interval_ns = r.U64();
       record = std::move(h);
       break;
     }

@@ -109,6 +109,7 @@ TEST(RecordCodecTest, MmapAndHeaderRoundTrip) {
   h.callgraph = "dwarf";
   h.user_regs_mask = 0xff01ff;
   h.user_stack_size = 8192;
+  h.counted_interval_ns = 1'000'000'000;
   auto ho = std::get<Header>(RoundTrip(h));
   EXPECT_EQ(ho.event_name, "cpu-clock");
   EXPECT_EQ(ho.sample_rate, 99u);
@@ -117,6 +118,7 @@ TEST(RecordCodecTest, MmapAndHeaderRoundTrip) {
   EXPECT_EQ(ho.callgraph, "dwarf");
   EXPECT_EQ(ho.user_regs_mask, 0xff01ffu);
   EXPECT_EQ(ho.user_stack_size, 8192u);
+  EXPECT_EQ(ho.counted_interval_ns, 1'000'000'000u);
 }
 
 TEST(RecordCodecTest, ProcessInfoRoundTripsAndOldPayloadsDefaultToTmp) {
@@ -215,8 +217,9 @@ TEST(RecordCodecTest, HeaderWithoutModeFieldsReadsAsDefaults) {
   std::string bytes;
   EncodeRecord(Header{}, &bytes);
   absl::string_view payload = absl::string_view(bytes).substr(kRecordPrefixSize);
-  // Two empty strings (two u32 lengths), then the DWARF fields (u64, u32).
-  payload.remove_suffix(8 + 12);
+  // Two empty strings (two u32 lengths), the DWARF fields (u64, u32), the
+  // counting interval (u64).
+  payload.remove_suffix(8 + 12 + 8);
   auto old = DecodeRecord(static_cast<uint32_t>(RecordType::kHeader), payload);
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(std::get<Header>(*old).mode, "");
@@ -225,9 +228,15 @@ TEST(RecordCodecTest, HeaderWithoutModeFieldsReadsAsDefaults) {
   // Written with mode and backend but before the DWARF fields.
   old = DecodeRecord(static_cast<uint32_t>(RecordType::kHeader),
                      absl::string_view(bytes).substr(kRecordPrefixSize, bytes.size() -
-                                                                             kRecordPrefixSize - 12));
+                                                                             kRecordPrefixSize - 20));
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(std::get<Header>(*old).user_stack_size, 0u);
+  // Written before the counting interval: samples read as timed.
+  old = DecodeRecord(static_cast<uint32_t>(RecordType::kHeader),
+                     absl::string_view(bytes).substr(kRecordPrefixSize, bytes.size() -
+                                                                             kRecordPrefixSize - 8));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(std::get<Header>(*old).counted_interval_ns, 0u);
 }
 
 TEST(RecordCodecTest, UnknownTypeIsNotFound) {

@@ -48,6 +48,11 @@ struct Header {
   // asm/perf_regs.h) and how many bytes of user stack it asked for.
   uint64_t user_regs_mask = 0;
   uint32_t user_stack_size = 0;
+  // -backend bpf without -timestamps: on-CPU samples are counted in the
+  // kernel and stamped at the end of intervals this long, so they carry no
+  // time of their own (postprocess -from/-to cannot slice them). 0: every
+  // sample has its time.
+  uint64_t counted_interval_ns = 0;
 };
 
 // One stack sample. Call chains are leaf first, as perf delivers them, with

@@ -74,6 +74,9 @@ struct Module {
   uint32_t example_pid = 0;
   // The file's PT_LOAD headers, once the symbolizer has read it (empty before).
   std::vector<LoadSegment> segments;
+  // Named from DWARF or a separate debug file. Kept in the snapshot so a
+  // postprocess that reads no file still counts it (metadata.json).
+  bool debug_info = false;
 };
 
 // A distinct location the replay met, for the symbolizer to name once.

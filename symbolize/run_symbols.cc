@@ -48,6 +48,7 @@ void LoadSnapshot(const std::string& path, std::vector<Module>* modules_out, Sym
     Module& module = (*modules_out)[i];
     if (module.build_id.empty()) module.build_id = snapshot_modules[i].build_id;
     if (module.segments.empty()) module.segments = snapshot_modules[i].segments;
+    module.debug_info = module.debug_info || snapshot_modules[i].debug_info;
   }
   log->Info(absl::StrCat("loaded ", table->size(), " symbolized locations from ", path));
 }
@@ -86,8 +87,9 @@ absl::StatusOr<ResolvedSymbols> RunSymbols::ResolveProfile(ReplayedCode replay) 
   result.jit_files = ListJitFiles(options_.run_dir);
   for (const std::string& note : result.stats.notes) log_->Info(note);
   for (const std::string& warning : result.stats.warnings) log_->Warn(warning);
-  log_->Info(absl::StrCat("symbolized ", result.stats.requested, " new locations: ",
-                          result.stats.resolved, " named, ", result.stats.unknown, " unknown"));
+  log_->Info(absl::StrCat("symbolized ", result.stats.looked_up, " new locations; of the ",
+                          result.stats.requested, " the samples hold, ", result.stats.resolved,
+                          " are named, ", result.stats.unknown, " unknown"));
 
   PROFCPU_RETURN_IF_ERROR(
       base::WriteFile(snapshot, SerializeSnapshot(result.table, *replay.modules)));

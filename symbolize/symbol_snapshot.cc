@@ -91,6 +91,7 @@ std::string SerializeSnapshot(const SymbolTable& table, const std::vector<Module
       w.U64(segment.address);
       w.U8(segment.executable ? 1 : 0);
     }
+    w.U8(m.debug_info ? 1 : 0);
   }
   w.U32(static_cast<uint32_t>(entries.size()));
   for (const auto& [location, s] : entries) {
@@ -171,6 +172,11 @@ absl::Status ParseSnapshot(absl::string_view data, SymbolTable* table,
         if (executable > 1) return Corrupt("bad segment flags");
         segment.executable = executable != 0;
       }
+    }
+    if (version >= 3) {
+      const uint8_t debug_info = r.U8();
+      if (debug_info > 1) return Corrupt("bad module flags");
+      m.debug_info = debug_info != 0;
     }
   }
   if (!r.ok()) return Corrupt("truncated module list");

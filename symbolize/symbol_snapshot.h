@@ -3,7 +3,8 @@
 // machine names every frame exactly as the collecting machine did, without
 // the target's files.
 //
-// Format, version 2 (version 1, still read, lacks the fields marked v2).
+// Format, version 3 (versions 1 and 2, still read, lack the fields marked v2
+// and v3).
 // All integers little-endian; "str" is a u32 index into
 // the string table; "bytes" is a u32 length followed by that many bytes
 // (base/byte_io.h).
@@ -16,7 +17,8 @@
 //                str path, u32 dev_major, u32 dev_minor, u64 inode,
 //                str build_id (raw bytes), u32 example_pid,
 //                v2: u32 S, then S x (u64 file_offset, u64 file_size,
-//                    u64 address, u8 executable): the file's PT_LOAD layout
+//                    u64 address, u8 executable): the file's PT_LOAD layout,
+//                v3: u8 debug_info (0 or 1): named from DWARF or a debug file
 //   entries    u32 E, then E x, sorted by (kind, space, value, epoch), no
 //              duplicates:
 //                u8 kind (CodeKind: 1 kernel, 2 native, 3 process, 4 imported),
@@ -46,7 +48,7 @@
 namespace profcpu::symbolize {
 
 inline constexpr absl::string_view kSnapshotMagic = "PCSYMSNP";
-inline constexpr uint32_t kSnapshotVersion = 2;
+inline constexpr uint32_t kSnapshotVersion = 3;
 
 std::string SerializeSnapshot(const SymbolTable& table, const std::vector<Module>& modules);
 

@@ -22,6 +22,7 @@ std::vector<Module> SampleModules() {
   libc.build_id = std::string("\x01\x02\x00\xff", 4);
   libc.example_pid = 42;
   libc.segments = {{0, 0x28000, 0, false}, {0x28000, 0x15000, 0x28000, true}};
+  libc.debug_info = true;
   Module app;
   app.path = "/app/server";
   app.example_pid = 43;
@@ -85,6 +86,8 @@ TEST(SymbolSnapshotTest, RoundTrips) {
   EXPECT_EQ(parsed_modules[0].example_pid, 42u);
   EXPECT_EQ(parsed_modules[0].segments, modules[0].segments);
   EXPECT_TRUE(parsed_modules[1].segments.empty());
+  EXPECT_TRUE(parsed_modules[0].debug_info);
+  EXPECT_FALSE(parsed_modules[1].debug_info);
   EXPECT_EQ(parsed.Find({CodeKind::kProcess, 42, 0x7f0000002000, 2})->frames[0].function,
             "Second()");
   EXPECT_EQ(parsed_modules[1].path, "/app/server");
@@ -138,10 +141,10 @@ TEST(SymbolSnapshotTest, WrongMagicAndNewerVersionAreRejected) {
   bad_magic[0] = 'X';
   EXPECT_THAT(ParseSnapshot(bad_magic, &parsed, &modules).message(), HasSubstr("bad magic"));
   std::string newer = blob;
-  newer[8] = 3;  // version u32 follows the magic
+  newer[8] = 4;  // version u32 follows the magic
   absl::Status status = ParseSnapshot(newer, &parsed, &modules);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), HasSubstr("version 3"));
+  EXPECT_THAT(status.message(), HasSubstr("version 4"));
 }
 
 // A hand-built snapshot, to plant one specific inconsistency at a time.

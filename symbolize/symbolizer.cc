@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -39,7 +40,12 @@ class Symbolizer::Impl {
     for (std::string& w : warnings) Warn(std::move(w));
   }
 
-  uint64_t modules_with_debug_info() const { return with_debug_info_; }
+  // Read in this run or an earlier one (the snapshot's modules keep it).
+  uint64_t modules_with_debug_info() const {
+    if (modules_ == nullptr) return 0;
+    return std::count_if(modules_->begin(), modules_->end(),
+                         [](const Module& m) { return m.debug_info; });
+  }
 
   Symbolization Resolve(const SymbolRequest& request) {
     const CodeLocation& location = request.location;
@@ -165,7 +171,7 @@ class Symbolizer::Impl {
     ModuleSymbolizer& symbolizer = *loaded->symbolizer;
     if (!symbolizer.build_id().empty()) module.build_id = symbolizer.build_id();
     if (!symbolizer.segments().empty()) module.segments = symbolizer.segments();
-    if (symbolizer.has_dwarf() || !symbolizer.debug_file().empty()) ++with_debug_info_;
+    if (symbolizer.has_dwarf() || !symbolizer.debug_file().empty()) module.debug_info = true;
     if (!symbolizer.debug_file().empty()) {
       Note(absl::StrCat(module.path, ": debug file ", symbolizer.debug_file()));
     }
@@ -206,7 +212,6 @@ class Symbolizer::Impl {
   const ProcessFiles* const files_;
   std::vector<Module>* const modules_;
   std::vector<DebugSearchRoot> own_roots_;  // the profiler's root, then -symbols dirs
-  uint64_t with_debug_info_ = 0;
   std::vector<std::string> notes_;
 
   bool kallsyms_loaded_ = false;
@@ -243,14 +248,20 @@ void Symbolizer::Resolve(const std::vector<SymbolRequest>& requests, SymbolTable
       if (!retry) continue;
       ++stats->retried;
     }
-    Symbolization s = impl_->Resolve(request);
+    ++stats->looked_up;
+    table->Insert(request.location, impl_->Resolve(request));
+  }
+  // What the table says now of each distinct location, however it was named.
+  absl::flat_hash_set<CodeLocation> counted;
+  for (const SymbolRequest& request : requests) {
+    if (!counted.insert(request.location).second) continue;
     ++stats->requested;
-    if (s.frames.empty()) {
-      ++stats->unknown;
-    } else {
+    const Symbolization* s = table->Find(request.location);
+    if (s != nullptr && !s->frames.empty()) {
       ++stats->resolved;
+    } else {
+      ++stats->unknown;
     }
-    table->Insert(request.location, std::move(s));
   }
   impl_->FlushWarnings(&stats->warnings);
   impl_->FlushNotes(&stats->notes);

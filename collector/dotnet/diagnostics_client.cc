@@ -23,16 +23,20 @@ namespace {
 
 constexpr size_t kMaxReplyBytes = 1 << 20;
 
-// Field 22 of /proc/PID/stat: the process's start time, the socket's key.
-std::string StartTime(pid_t pid, const std::string& proc) {
+// The fields of /proc/PID/stat after the comm, from field 3 (the state) on;
+// empty when unreadable.
+std::vector<std::string> StatFields(pid_t pid, const std::string& proc) {
   auto stat = base::ReadFileBounded(absl::StrCat(proc, "/", pid, "/stat"), 4096);
-  if (!stat.ok()) return "";
+  if (!stat.ok()) return {};
   // The comm (field 2) may hold spaces and parentheses: count from the last ')'.
   size_t close = stat->rfind(')');
-  if (close == std::string::npos) return "";
-  std::vector<absl::string_view> fields =
-      absl::StrSplit(absl::string_view(*stat).substr(close + 2), ' ');
-  return fields.size() > 19 ? std::string(fields[19]) : "";
+  if (close == std::string::npos || close + 2 > stat->size()) return {};
+  return absl::StrSplit(absl::string_view(*stat).substr(close + 2), ' ');
+}
+
+// Field 22 of /proc/PID/stat: the process's start time, the socket's key.
+std::string StartTime(const std::vector<std::string>& stat) {
+  return stat.size() > 19 ? stat[19] : "";
 }
 
 absl::Status ReadExactly(int fd, size_t n, std::string* out) {
@@ -76,7 +80,19 @@ absl::StatusOr<DiagnosticsTarget> FindDiagnosticsTarget(pid_t pid, const std::st
   DiagnosticsTarget target;
   target.pid = pid;
   auto ns_pids = ReadNamespacePids(pid, proc);
+  if (absl::IsNotFound(ns_pids.status())) {
+    return absl::NotFoundError(absl::StrCat("no process with pid ", pid));
+  }
   if (!ns_pids.ok()) return ns_pids.status();
+  const std::vector<std::string> stat = StatFields(pid, proc);
+  // A zombie keeps its pid but has no memory, files or root: nothing to ask.
+  if (!stat.empty() && (stat[0] == "Z" || stat[0] == "X")) {
+    // Field 4: the parent that has not reaped it yet.
+    const std::string parent = stat.size() > 1 ? absl::StrCat(" (pid ", stat[1], ")") : "";
+    return absl::NotFoundError(absl::StrCat("process ", pid, " has exited: it is a zombie its "
+                                            "parent", parent, " has not reaped yet, with no .NET "
+                                            "runtime left to ask"));
+  }
   target.namespace_pid = ns_pids->back();
   auto root = base::RootDir::Open(absl::StrCat(proc, "/", pid, "/root"));
   if (!root.ok()) {
@@ -104,7 +120,7 @@ absl::StatusOr<DiagnosticsTarget> FindDiagnosticsTarget(pid_t pid, const std::st
   std::string tmpdir = env.ok() ? env->TempDirectory() : "/tmp";
   auto names = target.root->ListDirectory(tmpdir);
   if (!names.ok()) return names.status();
-  std::string name = ChooseSocketName(*names, target.namespace_pid, StartTime(pid, proc));
+  std::string name = ChooseSocketName(*names, target.namespace_pid, StartTime(stat));
   if (name.empty()) {
     return absl::NotFoundError(absl::StrCat("process ", pid, " has no .NET diagnostics socket in ",
                                             tmpdir));

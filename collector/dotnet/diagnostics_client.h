@@ -31,8 +31,9 @@ struct DiagnosticsTarget {
 };
 
 // NotFound when the process has no diagnostics socket (not .NET, or
-// DOTNET_EnableDiagnostics=0); PermissionDenied naming the capability when
-// its files cannot be read.
+// DOTNET_EnableDiagnostics=0), does not exist or has exited (a zombie), each
+// said by pid; PermissionDenied naming the capability when its files cannot
+// be read.
 absl::StatusOr<DiagnosticsTarget> FindDiagnosticsTarget(pid_t pid,
                                                         const std::string& proc = "/proc");
 

@@ -1,9 +1,14 @@
 #include "collector/dotnet/ipc_protocol.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/byte_io.h"
+#include "base/file_io.h"
 #include "collector/dotnet/diagnostics_client.h"
 #include "gtest/gtest.h"
 
@@ -67,6 +72,29 @@ TEST(IpcProtocolTest, Utf16WithSurrogates) {
   EXPECT_EQ(Utf16LeToUtf8(pair), "\xf0\x9f\x98\x80");
   std::string lone("\x00\xd8", 2);
   EXPECT_EQ(Utf16LeToUtf8(lone), "\xef\xbf\xbd");
+}
+
+TEST(DiagnosticsClientTest, ADeadOrZombiePidIsSaidByName) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  // Unreaped: a zombie until waitpid.
+  std::string state;
+  for (int i = 0; i < 1000 && state != "Z"; ++i) {
+    ::usleep(1000);
+    auto stat = base::ReadFileBounded(absl::StrCat("/proc/", child, "/stat"), 4096);
+    if (stat.ok()) state = stat->substr(stat->rfind(')') + 2, 1);
+  }
+  ASSERT_EQ(state, "Z");
+  absl::Status zombie = FindDiagnosticsTarget(child).status();
+  EXPECT_TRUE(absl::IsNotFound(zombie));
+  EXPECT_EQ(zombie.message(),
+            absl::StrCat("process ", child, " has exited: it is a zombie its parent (pid ",
+                         ::getpid(), ") has not reaped yet, with no .NET runtime left to ask"));
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  absl::Status gone = FindDiagnosticsTarget(child).status();
+  EXPECT_TRUE(absl::IsNotFound(gone));
+  EXPECT_EQ(gone.message(), absl::StrCat("no process with pid ", child));
 }
 
 TEST(DiagnosticsClientTest, ChoosesTheSocketOfThisStartOrTheNewest) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -141,6 +142,18 @@ absl::StatusOr<std::vector<uint32_t>> ReadNamespacePids(pid_t pid, const std::st
   std::vector<uint32_t> pids = ParseNamespacePids(*text);
   if (pids.empty()) pids.push_back(static_cast<uint32_t>(pid));
   return pids;
+}
+
+absl::StatusOr<pid_t> ReadThreadGroupId(pid_t tid, const std::string& proc) {
+  auto text = base::ReadFileBounded(absl::StrCat(proc, "/", tid, "/status"), 64 << 10);
+  if (!text.ok()) return text.status();
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "Tgid:")) continue;
+    int32_t tgid;
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &tgid) && tgid > 0) return tgid;
+    break;
+  }
+  return absl::DataLossError(absl::StrCat(proc, "/", tid, "/status has no Tgid line"));
 }
 
 absl::StatusOr<std::string> ReadCommandLine(pid_t pid, const std::string& proc) {

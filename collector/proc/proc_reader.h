@@ -39,6 +39,11 @@ std::vector<uint32_t> ParseNamespacePids(absl::string_view status_text);
 absl::StatusOr<std::vector<uint32_t>> ReadNamespacePids(pid_t pid,
                                                         const std::string& proc = "/proc");
 
+// The process a thread belongs to (the Tgid line of /proc/TID/status): the
+// thread id itself for a process's main thread. /proc/TID exists for every
+// thread, though only processes are listed in /proc.
+absl::StatusOr<pid_t> ReadThreadGroupId(pid_t tid, const std::string& proc = "/proc");
+
 // /proc/PID/cmdline with NULs turned into spaces (empty for kernel threads).
 absl::StatusOr<std::string> ReadCommandLine(pid_t pid, const std::string& proc = "/proc");
 

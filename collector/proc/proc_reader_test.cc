@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 
@@ -66,6 +67,21 @@ TEST(ProcReaderTest, ReadsThisProcess) {
   ASSERT_TRUE(cmdline.ok());
   EXPECT_NE(cmdline->find("collector_test"), std::string::npos);
   t.join();
+}
+
+TEST(ProcReaderTest, ThreadGroupOfAThreadIsItsProcess) {
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    tid = ::gettid();
+    while (!done) ::usleep(1000);
+  });
+  while (tid == 0) ::usleep(1000);
+  EXPECT_EQ(ReadThreadGroupId(tid).value_or(0), ::getpid());
+  EXPECT_EQ(ReadThreadGroupId(::getpid()).value_or(0), ::getpid());
+  done = true;
+  t.join();
+  EXPECT_FALSE(ReadThreadGroupId(999999999).ok());
 }
 
 TEST(ProcReaderTest, MissingProcessIsNotFound) {

@@ -38,13 +38,15 @@ std::string FormatMetadataJson(const RunFacts& facts) {
   // or the disk filled): everything up to the last flush is still here.
   collection["complete"] = s.finish.has_value() && !s.file_truncated;
   j["collection"] = collection;
-  j["samples"] = {{"total", s.samples},
+  // With postprocess's filters, "total" is what the outputs hold; "recorded" all.
+  j["samples"] = {{"total", s.samples_kept.value_or(s.samples)},
                   {"lost_ring_buffer", s.lost_ring_buffer},
                   {"lost_dropped_by_kernel", s.lost_dropped},
                   {"throttle_events", s.throttle_events},
                   {"truncated_stacks", s.truncated_stacks},
                   {"first_sample_monotonic_ns", s.first_sample_ns},
                   {"last_sample_monotonic_ns", s.last_sample_ns}};
+  if (s.samples_kept) j["samples"]["recorded"] = s.samples;
   if (s.mode != "cpu" || h.backend == "bpf") {
     j["samples"]["weight"] = s.microseconds ? "microseconds" : s.weighted ? "samples" : "";
     j["samples"]["offcpu_events"] = s.offcpu_samples;

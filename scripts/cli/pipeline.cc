@@ -47,17 +47,19 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   fold::Profile& profile = built.profile;
   profile.SetSymbols(std::move(resolved.table));
   profile.SetModules(std::move(built.modules));
-  result.unknown_frames = fold::CountUnknownFrames(profile);
-  fold::LogUnknownFrames(result.unknown_frames, log);
 
   // -> the outputs, from the profile shaped by mode and postprocess's filters.
-  fold::ShapeProfile(summary, options.outputs.filter, &profile, log);
+  PROFCPU_RETURN_IF_ERROR(
+      fold::ShapeProfile(&result.summary, options.outputs.filter, &profile, log).status());
+  result.unknown_frames = fold::CountUnknownFrames(profile);  // of the samples kept
+  fold::LogUnknownFrames(result.unknown_frames, log);
   fold::FoldOptions fold_options;
   fold_options.weight_by_period = summary.weighted;  // BPF counts, off-CPU time
   fold_options.include_tid = options.outputs.threads;
-  // Tiers stay in profcpu's own outputs (-strip-tiers took them out of the
-  // names already); `profcpu fold` keeps stackcollapse-perf.pl's tidying.
-  fold_options.keep_dotnet_tiers = true;
+  // Tiers and anonymous-namespace functions stay in profcpu's own outputs
+  // (-strip-tiers took tiers out of the names already); `profcpu fold` keeps
+  // stackcollapse-perf.pl's tidying.
+  fold_options.keep_dotnet_tiers = fold_options.keep_anonymous_namespaces = true;
   // One pass over the samples serves folded_stacks.out and the graph's stacks.
   const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
   const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);

@@ -82,8 +82,8 @@ void AddSamplingFlags(FlagSet* flags) {
              "kernel: flat cost at high -freq; needs CAP_BPF and CAP_PERFMON)");
   flags->Add("timestamps", "", "",
              "with -backend bpf: keep each sample's time, for a perf_script.out timeline "
-             "(FlameScope); without it BPF counts stacks and perf_script.out holds one entry "
-             "per stack per second");
+             "(FlameScope) and postprocess -from/-to; without it BPF counts stacks, "
+             "perf_script.out holds one entry per stack per second and -from/-to are refused");
   AddRunOutputFlags(flags);  // -format, -threads, the graph's look
 }
 
@@ -313,7 +313,7 @@ int RunCollect(const std::vector<std::string>& args) {
                 "and prof.tar.gz into DIR/HH-MM-SS_YYYY-MM-DD/\nand prints that folder's path. "
                 "Stops after the duration, on Ctrl-C or SIGTERM (outputs are\nstill written), or "
                 "when the process (or every process of the container) has exited.");
-  flags.Add("pid", "PID", "", "process to profile");
+  flags.Add("pid", "PID", "", "process to profile (a thread id: its whole process)");
   flags.Add("container", "ID", "",
             "profile every process of a container: its id or id prefix (docker/podman ps), "
             "its name (with podman or docker installed), or its cgroup v2 path");

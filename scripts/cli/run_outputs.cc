@@ -65,7 +65,8 @@ void AddFilterFlags(FlagSet* flags) {
   flags->Add("pid", "PIDS", "", "keep only samples of these processes (comma-separated)");
   flags->Add("tid", "TIDS", "", "keep only samples of these threads (comma-separated)");
   flags->Add("comm", "NAMES", "", "keep only samples of threads with these names (comma-separated)");
-  flags->Add("from", "SEC", "", "keep samples from SEC seconds after the start (a FlameScope range)");
+  flags->Add("from", "SEC", "", "keep samples from SEC seconds after the start (a FlameScope "
+             "range; not for -backend bpf runs without -timestamps)");
   flags->Add("to", "SEC", "", "keep samples before SEC seconds after the start");
   flags->Add("no-idle", "", "", "drop samples in the kernel's idle loop");
 }

@@ -186,6 +186,10 @@ class RecordTest(unittest.TestCase):
             meta = t.read_metadata(run_dir)
             self.assertEqual(meta["collection"]["stop_reason"], "target exited")
             self.assertIn("command: ", meta["target"])
+            # The started process is the command, not profcpu's own command line
+            # (read from /proc before the command's exec).
+            self.assertEqual(meta["processes"][0]["command_line"],
+                             f"{t.fixture('cpu_shares')} 2")
         finally:
             tmp.cleanup()
 

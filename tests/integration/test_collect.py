@@ -74,6 +74,17 @@ class CpuSharesTest(unittest.TestCase):
             # main calls burn_*: it must sit above it in the stack.
             self.assertLess(stack.index("main"), stack.index("burn_fifty_percent"))
 
+    def test_anonymous_namespace_function_keeps_its_frame(self):
+        # cpu_shares burns in (anonymous namespace)::Spin: stackcollapse-perf.pl
+        # would skip the frame (it starts with "(") and give its samples to burn_*.
+        spin = "(anonymous namespace)::Spin"
+        under_burn = {s: n for s, n in self.folded.items() if "burn_fifty_percent" in s}
+        in_spin = sum(n for s, n in under_burn.items()
+                      if spin in s and s.index(spin) == s.index("burn_fifty_percent") + 1)
+        self.assertGreater(in_spin, 0.8 * sum(under_burn.values()), under_burn)
+        with open(os.path.join(self.run_dir, "flamegraph.svg"), encoding="utf-8") as f:
+            self.assertIn("(anonymous namespace)::Spin", f.read())
+
     def test_perf_script_parses_like_flamescope(self):
         samples = t.parse_like_flamescope(os.path.join(self.run_dir, "perf_script.out"))
         self.assertEqual(len(samples), sum(self.folded.values()))

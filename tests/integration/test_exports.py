@@ -147,9 +147,15 @@ class ExportsTest(unittest.TestCase):
 
     def test_postprocess_filters(self):
         copy = self.copy_run()
-        t.run_profcpu(["postprocess", "-dir", copy, "-comm", "demo-logger", "-threads"])
+        result = t.run_profcpu(["postprocess", "-dir", copy, "-comm", "demo-logger", "-threads"])
         folded = t.read_folded(os.path.join(copy, "folded_stacks.out"))
         self.assertGreater(len(folded), 0)
+        # metadata.json and the closing line count what the outputs hold.
+        kept, recorded = sum(folded.values()), t.read_metadata(self.run_dir)["samples"]["total"]
+        self.assertLess(kept, recorded)
+        self.assertEqual(t.read_metadata(copy)["samples"]["total"], kept)
+        self.assertEqual(t.read_metadata(copy)["samples"]["recorded"], recorded)
+        self.assertIn(f"{kept} of {recorded} samples kept by the filters", result.stderr)
         for stack in folded:
             self.assertRegex(stack[0], r"^demo-logger-\d+/\d+$")
             self.assertNotIn("handle_request", stack)

@@ -439,6 +439,18 @@ class BpfBackendTest(unittest.TestCase):
         with open(os.path.join(run_dir, "perf_script.out"), encoding="utf-8") as f:
             periods = [int(m) for m in re.findall(r"^\S.*?:\s+(\d+) cpu-clock:", f.read(), re.M)]
         self.assertEqual(sum(periods), sum(folded.values()))
+        # Counted samples carry no time of their own: -from/-to says so
+        # rather than slicing them empty or wrong.
+        result = t.run_profcpu(["postprocess", "-dir", run_dir, "-from", "1", "-to", "2"],
+                               check=False)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("record with -timestamps to slice by time", result.stderr)
+        # Other filters count the samples kept, as many as the entries stand for.
+        main_thread = t.read_metadata(run_dir)["processes"][0]["pid"]
+        result = t.run_profcpu(["postprocess", "-dir", run_dir, "-tid", str(main_thread)])
+        kept = sum(t.read_folded(os.path.join(run_dir, "folded_stacks.out")).values())
+        self.assertEqual(t.read_metadata(run_dir)["samples"]["total"], kept)
+        self.assertIn(f"{kept} of {meta['samples']['total']} samples kept", result.stderr)
 
     def test_timestamps_keep_every_sample(self):
         run_dir = self._collect(["-timestamps"])
@@ -449,6 +461,11 @@ class BpfBackendTest(unittest.TestCase):
         times = [s[0] for s in samples]
         self.assertEqual(times, sorted(times))
         self.assertGreater(times[-1] - times[0], 3.0)
+        # Each sample has its time: -from/-to slice them.
+        t.run_profcpu(["postprocess", "-dir", run_dir, "-from", "1", "-to", "2"])
+        sliced = sum(t.read_folded(os.path.join(run_dir, "folded_stacks.out")).values())
+        self.assertGreater(sliced, 0)
+        self.assertLess(sliced, len(samples) / 2)
 
 
 class HighSwitchRateTest(unittest.TestCase):

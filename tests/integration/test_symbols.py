@@ -155,6 +155,18 @@ class DebugFileTest(unittest.TestCase):
         with open(os.path.join(run, "profcpu.log"), encoding="utf-8") as f:
             self.assertIn("debuglink beside the file", f.read())
 
+    def test_plain_postprocess_keeps_the_symbol_statistics(self):
+        # postprocess names every frame from the snapshot and reads no file:
+        # metadata.json must still say what the collection found.
+        app = self.app_dir("symfix_stripped", "symfix_stripped.dbg")
+        run = record(os.path.join(self.tmp.path, "out"), [os.path.join(app, "symfix_stripped"), "1"])
+        before = t.read_metadata(run)["symbols"]
+        self.assertGreater(before["distinct_locations"], 0)
+        self.assertGreater(before["resolved"], 0)
+        self.assertGreaterEqual(before["modules_with_debug_info"], 1)
+        t.run_profcpu(["postprocess", "-dir", run])
+        self.assertEqual(t.read_metadata(run)["symbols"], before)
+
     def test_late_symbolization_by_build_id(self):
         app = self.app_dir("symfix_buildid")  # no debug file anywhere near
         binary = os.path.join(app, "symfix_buildid")

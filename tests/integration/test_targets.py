@@ -1,5 +1,6 @@
 """Profiling more than one process: every process of a podman container
-(-container: cgroup perf events) and every process on the machine (-a)."""
+(-container: cgroup perf events) and every process on the machine (-a); and
+-pid given a thread id (its whole process)."""
 
 import os
 import shutil
@@ -39,6 +40,33 @@ class SystemWideTest(unittest.TestCase):
         result = t.run_profcpu(["collect", "-container", "0123456789ab"], check=False)
         self.assertEqual(result.returncode, 1)
         self.assertIn("no running container with id 0123456789ab", result.stderr)
+
+
+class ThreadIdTest(unittest.TestCase):
+    def test_a_thread_id_profiles_its_process_with_named_frames(self):
+        tmp = t.TempDir()
+        target = t.start([t.fixture("demo_workload"), "3"])
+        try:
+            t.wait_for(lambda: len(os.listdir(f"/proc/{target.pid}/task")) >= 4)
+            worker = max(int(tid) for tid in os.listdir(f"/proc/{target.pid}/task"))
+            self.assertNotEqual(worker, target.pid)
+            # Longer than the target lives: the collection must see its end.
+            run_dir = t.collect(worker, tmp.path, duration=20, freq=199)
+            folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+            meta = t.read_metadata(run_dir)
+            with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
+                log = f.read()
+        finally:
+            t.stop(target)
+            tmp.cleanup()
+        self.assertEqual(meta["target"], f"pid {target.pid} (the process of thread {worker})")
+        self.assertIn(f"pid {worker} is a thread of process {target.pid}: profiling the whole "
+                      "process", log)
+        self.assertEqual(meta["collection"]["stop_reason"], "target exited")
+        self.assertEqual(meta["processes"][0]["pid"], target.pid)
+        # User frames are named from the process's mappings.
+        self.assertGreater(t.samples_with(folded, lambda f: f == "handle_request"),
+                           0.5 * sum(folded.values()), folded)
 
 
 class ContainerTest(unittest.TestCase):
