@@ -27,7 +27,7 @@ using testing::ProfileMaker;
 
 // Kernel and user frames, an inlined frame, unnamed frames with and without
 // a module, a JIT frame and a hostile name.
-Profile MakeProfile() {
+Profile MakeScriptProfile() {
   ProfileMaker m;
   uint32_t k1 = m.Location(0xffffffff821f236b, true, "[kernel.kallsyms]",
                            {{"pv_native_safe_halt", 0xb}});
@@ -62,7 +62,7 @@ constexpr absl::string_view kWant =
     "\n";
 
 TEST(PerfScriptWriterTest, WritesPerf61Text) {
-  EXPECT_EQ(FormatPerfScript(MakeProfile()), kWant);
+  EXPECT_EQ(FormatPerfScript(MakeScriptProfile()), kWant);
 }
 
 // FlameScope's parser (Netflix/flamescope app/perf/regexp.py and
@@ -96,7 +96,7 @@ void ExpectFlameScopeParses(absl::string_view text) {
 }
 
 TEST(PerfScriptWriterTest, EveryLineParsesForFlameScopeAndStackcollapse) {
-  const std::string text = FormatPerfScript(MakeProfile());
+  const std::string text = FormatPerfScript(MakeScriptProfile());
   ExpectFlameScopeParses(text);
   // And stackcollapse-perf.pl sees headers, frames and blank lines only.
   std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
@@ -188,7 +188,7 @@ TEST(PerfScriptWriterTest, WritesAFile) {
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
   close(fd);
-  ASSERT_TRUE(WritePerfScriptFile(MakeProfile(), {}, path).ok());
+  ASSERT_TRUE(WritePerfScriptFile(MakeScriptProfile(), {}, path).ok());
   std::FILE* file = std::fopen(path, "r");
   ASSERT_NE(file, nullptr);
   std::string text(4096, '\0');
@@ -196,7 +196,7 @@ TEST(PerfScriptWriterTest, WritesAFile) {
   std::fclose(file);
   unlink(path);
   EXPECT_EQ(text, kWant);
-  EXPECT_FALSE(WritePerfScriptFile(MakeProfile(), {}, "/nonexistent/dir/x").ok());
+  EXPECT_FALSE(WritePerfScriptFile(MakeScriptProfile(), {}, "/nonexistent/dir/x").ok());
 }
 
 }  // namespace

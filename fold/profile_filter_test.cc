@@ -12,7 +12,7 @@ constexpr uint64_t kStart = 1'000'000'000'000;  // collection start, ns
 constexpr uint64_t kSecond = 1'000'000'000;
 
 // Samples of two processes, three threads and the idle loop, one a second.
-Profile MakeProfile() {
+Profile MakeFilterProfile() {
   ProfileMaker maker;
   const uint32_t work = maker.Location(0x1000, false, "/app", {{"work"}});
   const uint32_t main = maker.Location(0x2000, false, "/app", {{"main"}});
@@ -37,7 +37,7 @@ std::vector<uint32_t> Tids(const Profile& profile) {
 }
 
 TEST(ProfileFilterTest, EmptyFilterKeepsAll) {
-  Profile profile = MakeProfile();
+  Profile profile = MakeFilterProfile();
   ProfileFilter filter;
   EXPECT_TRUE(filter.empty());
   const ProfileFilterStats stats = FilterProfile(filter, &profile);
@@ -46,19 +46,19 @@ TEST(ProfileFilterTest, EmptyFilterKeepsAll) {
 }
 
 TEST(ProfileFilterTest, ByProcessThreadAndName) {
-  Profile profile = MakeProfile();
+  Profile profile = MakeFilterProfile();
   ProfileFilter filter;
   filter.pids = {10};
   FilterProfile(filter, &profile);
   EXPECT_EQ(Tids(profile), (std::vector<uint32_t>{10, 11, 12}));
 
-  profile = MakeProfile();
+  profile = MakeFilterProfile();
   filter = ProfileFilter();
   filter.tids = {11, 20};
   FilterProfile(filter, &profile);
   EXPECT_EQ(Tids(profile), (std::vector<uint32_t>{11, 20}));
 
-  profile = MakeProfile();
+  profile = MakeFilterProfile();
   filter = ProfileFilter();
   filter.comms = {"worker", "other"};
   filter.pids = {10};  // all conditions must hold
@@ -68,7 +68,7 @@ TEST(ProfileFilterTest, ByProcessThreadAndName) {
 }
 
 TEST(ProfileFilterTest, ByTimeRelativeToTheStart) {
-  Profile profile = MakeProfile();
+  Profile profile = MakeFilterProfile();
   ProfileFilter filter;
   filter.start_ns = kStart;
   filter.from_s = 1;
@@ -76,20 +76,20 @@ TEST(ProfileFilterTest, ByTimeRelativeToTheStart) {
   FilterProfile(filter, &profile);
   EXPECT_EQ(Tids(profile), (std::vector<uint32_t>{11, 12}));
 
-  profile = MakeProfile();
+  profile = MakeFilterProfile();
   filter.from_s = 3.5;
   filter.to_s.reset();
   FilterProfile(filter, &profile);
   EXPECT_EQ(Tids(profile), (std::vector<uint32_t>{0}));
 
-  profile = MakeProfile();
+  profile = MakeFilterProfile();
   filter.from_s = 1e30;  // absurd values clamp instead of overflowing
   FilterProfile(filter, &profile);
   EXPECT_TRUE(profile.samples().empty());
 }
 
 TEST(ProfileFilterTest, NoIdleDropsTheIdleLoopOnly) {
-  Profile profile = MakeProfile();
+  Profile profile = MakeFilterProfile();
   ProfileFilter filter;
   filter.no_idle = true;
   FilterProfile(filter, &profile);

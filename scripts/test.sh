@@ -25,8 +25,11 @@ ctest --test-dir "$root/build" --output-on-failure -j 2
 # (g++ like the plain build: the fixtures' inlining and frame pointers and the
 # stacks the BPF test walks are what the tests expect; a clang build with
 # libFuzzer's instrumentation changes them.)
+# -O1 -g1 (ASan's advice; line tables name the lines in its reports) compiles
+# a third faster than -O2 -g.
 echo "== tests again under ASan + UBSan"
-BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON
+BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j 2 \
   -E 'integration\.test_(dotnet|sidecar|docker_engine|offcpu|targets)$'

@@ -22,7 +22,8 @@ echo "== tsan: building in $build"
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFCPU_TSAN=ON \
-  -DCMAKE_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
+  -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target collector_test bpf_test profcpu thread_churn demo_workload
 
 # halt_on_error: the first report fails the step; exitcode 66 tells a TSan

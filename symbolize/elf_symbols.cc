@@ -14,6 +14,7 @@
 #include "base/errno_status.h"
 #include "base/status_macros.h"
 #include "symbolize/demangle.h"
+#include "symbolize/symbol_aliases.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -23,7 +24,6 @@ namespace {
 constexpr size_t kMaxProgramHeaders = 1 << 16;
 constexpr size_t kMaxSections = 1 << 20;
 constexpr uint64_t kMaxNoteBytes = 1 << 16;
-constexpr uint64_t kPageSize = 4096;
 
 struct ElfDeleter {
   void operator()(Elf* elf) const { elf_end(elf); }
@@ -36,12 +36,6 @@ bool InFile(uint64_t offset, uint64_t size, uint64_t file_size) {
 }
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
-
-size_t LeadingUnderscores(absl::string_view name) {
-  size_t n = 0;
-  while (n < name.size() && name[n] == '_') ++n;
-  return n;
-}
 
 // A function symbol before merging, with what decides between aliases.
 struct Candidate {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "base/file_io.h"
 #include "symbolize/parse_hex.h"
+#include "symbolize/symbol_aliases.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -15,7 +16,6 @@ namespace {
 // KSYM_NAME_LEN is 512 since Linux 6.1; anything longer is not kallsyms.
 constexpr size_t kMaxNameLength = 1024;
 constexpr size_t kMaxSymbols = 4'000'000;
-constexpr uint64_t kPageSize = 4096;
 
 struct Parsed {
   uint64_t address = 0;
@@ -47,12 +47,6 @@ bool ParseLine(absl::string_view line, Parsed* out) {
 }
 
 bool IsText(char type) { return type == 't' || type == 'T' || type == 'w' || type == 'W'; }
-
-size_t LeadingUnderscores(absl::string_view name) {
-  size_t n = 0;
-  while (n < name.size() && name[n] == '_') ++n;
-  return n;
-}
 
 }  // namespace
 
