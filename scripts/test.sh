@@ -21,7 +21,8 @@ ctest --test-dir "$root/build" --output-on-failure -j 2
 # tests that feed profcpu real and hostile input (perf data, ELF and DWARF,
 # perf maps and jitdumps, perf script text, archives, injected faults) and
 # drive the collector end to end. The rest (.NET, containers, off-CPU, target
-# selection) run the same parsers on the same kinds of input; they ran above.
+# selection, the PerfView reader: test_exports writes the same export) run the
+# same parsers on the same kinds of input; they ran above.
 # (g++ like the plain build: the fixtures' inlining and frame pointers and the
 # stacks the BPF test walks are what the tests expect; a clang build with
 # libFuzzer's instrumentation changes them.)
@@ -32,7 +33,7 @@ BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j 2 \
-  -E 'integration\.test_(dotnet|sidecar|docker_engine|offcpu|targets)$'
+  -E 'integration\.test_(dotnet|sidecar|docker_engine|offcpu|targets|perfview)$'
 
 # The collector and the unit tests that start threads under ThreadSanitizer,
 # with real record/collect runs (only the targets it needs are built).
@@ -41,9 +42,9 @@ TSAN_BUILD_DIR=$root/build-tsan bash scripts/tsan.sh
 
 # Every parser's fuzz target, briefly (scripts/fuzz.sh builds only them, with
 # clang); a find fails the run and leaves its input in build-fuzz/fuzz-crashes/.
-echo "== fuzz targets, ${FUZZ_SECONDS:-6}s each"
+echo "== fuzz targets, ${FUZZ_SECONDS:-4}s each"
 FUZZ_BUILD_DIR=$root/build-fuzz PROFCPU_BINARY=$root/build/scripts/profcpu \
-  bash scripts/fuzz.sh "${FUZZ_SECONDS:-6}"
+  bash scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
 
 echo "== install"
 prefix=$(mktemp -d)
