@@ -56,6 +56,20 @@ def start(argv, **kwargs):
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
 
 
+def start_node_with_perf_map(test, cwd):
+    """Starts recursive.js under node --perf-basic-prof (in `cwd`: node also
+    writes an isolate-*.log there) and waits until its perf map exists and
+    its hot function is compiled; the caller must stop() it."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    test.assertIsNotNone(node, "Node.js is required (scripts/setup.sh installs it)")
+    proc = start([node, "--perf-basic-prof", fixture_source("recursive.js"), "8"], cwd=cwd)
+    if not wait_for(lambda: os.path.exists(f"/tmp/perf-{proc.pid}.map")):
+        stop(proc)
+        test.fail("node did not write its perf map")
+    time.sleep(1.0)
+    return proc
+
+
 def stop(proc):
     if proc.poll() is None:
         proc.kill()

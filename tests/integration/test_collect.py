@@ -216,16 +216,9 @@ class KernelFramesTest(unittest.TestCase):
 
 class NodeJitTest(unittest.TestCase):
     def test_js_function_named_from_perf_map(self):
-        node = shutil.which("node") or shutil.which("nodejs")
-        self.assertIsNotNone(node, "Node.js is required (scripts/setup.sh installs it)")
         tmp = t.TempDir()
-        # cwd: node also writes an isolate-*.log there.
-        proc = t.start([node, "--perf-basic-prof", t.fixture_source("recursive.js"), "8"],
-                       cwd=tmp.path)
+        proc = t.start_node_with_perf_map(self, tmp.path)
         try:
-            self.assertTrue(t.wait_for(lambda: os.path.exists(f"/tmp/perf-{proc.pid}.map")),
-                            "node did not write its perf map")
-            time.sleep(1.0)
             run_dir = t.collect(proc.pid, tmp.path, duration=3, freq=199)
         finally:
             t.stop(proc)

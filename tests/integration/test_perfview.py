@@ -128,17 +128,10 @@ class PerfViewSharesTest(unittest.TestCase):
 
 class PerfViewNodeTest(unittest.TestCase):
     def test_one_name_per_js_function(self):
-        node = shutil.which("node") or shutil.which("nodejs")
-        self.assertIsNotNone(node, "Node.js is required (scripts/setup.sh installs it)")
         tmp = t.TempDir()
-        # cwd: node also writes an isolate-*.log there.
-        proc = t.start([node, "--perf-basic-prof", t.fixture_source("recursive.js"), "8"],
-                       cwd=tmp.path)
+        proc = t.start_node_with_perf_map(self, tmp.path)
         perf_map = f"/tmp/perf-{proc.pid}.map"
         try:
-            self.assertTrue(t.wait_for(lambda: os.path.exists(perf_map)),
-                            "node did not write its perf map")
-            time.sleep(1.0)
             run_dir = t.collect(proc.pid, tmp.path, duration=3, freq=199,
                                 extra=["-format", "perfview"])
             text, archive = perf_data_txt(run_dir)
