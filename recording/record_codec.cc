@@ -35,6 +35,35 @@ void DecodeStackIds(ByteReader& r, int32_t* kernel_stack, int32_t* user_stack) {
   *user_stack = static_cast<int32_t>(r.U32());
 }
 
+// The user registers and stack copy appended to a Sample (-callgraph dwarf,
+// fp+cfi) or an OffCpuSample (fp+cfi); written only when there is one, so
+// records without them keep their older size.
+void EncodeUserTail(ByteWriter& w, uint32_t abi, const std::vector<uint64_t>& regs,
+                    const std::string& stack) {
+  if (abi == 0 && regs.empty() && stack.empty()) return;
+  w.U32(abi);
+  w.U32(static_cast<uint32_t>(regs.size()));
+  for (uint64_t reg : regs) w.U64(reg);
+  w.String(stack);
+}
+
+absl::Status DecodeUserTail(ByteReader& r, const char* what, uint32_t* abi,
+                            std::vector<uint64_t>* regs, std::string* stack) {
+  if (r.remaining() == 0) return absl::OkStatus();
+  *abi = r.U32();
+  uint32_t n = r.U32();
+  if (!r.ok() || n > kMaxUserRegs || n * sizeof(uint64_t) > r.remaining()) {
+    return absl::DataLossError(absl::StrCat(what, ": bad user register count"));
+  }
+  regs->resize(n);
+  for (uint64_t& reg : *regs) reg = r.U64();
+  *stack = r.String();
+  if (stack->size() > kMaxUserStack) {
+    return absl::DataLossError(absl::StrCat(what, ": user stack copy over 65528 bytes"));
+  }
+  return absl::OkStatus();
+}
+
 void EncodeTask(ByteWriter& w, const TaskEvent& t) {
   w.U64(t.time_ns);
   w.U32(t.pid);
@@ -108,12 +137,7 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           EncodeIps(w, r.kernel_ips);
           EncodeIps(w, r.user_ips);
           // The DWARF tail, only on samples that have one (version 2).
-          if (r.user_regs_abi != 0 || !r.user_regs.empty() || !r.user_stack.empty()) {
-            w.U32(r.user_regs_abi);
-            w.U32(static_cast<uint32_t>(r.user_regs.size()));
-            for (uint64_t reg : r.user_regs) w.U64(reg);
-            w.String(r.user_stack);
-          }
+          EncodeUserTail(w, r.user_regs_abi, r.user_regs, r.user_stack);
         } else if constexpr (std::is_same_v<T, Mmap>) {
           w.U64(r.time_ns);
           w.U32(r.pid);
@@ -168,6 +192,7 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.U32(r.cpu);
           w.U32(r.state);
           EncodeStackIds(w, r.kernel_stack, r.user_stack);
+          EncodeUserTail(w, r.user_regs_abi, r.user_regs, r.user_stack_copy);
         } else if constexpr (std::is_same_v<T, StackSample>) {
           w.U64(r.time_ns);
           w.U32(r.pid);
@@ -242,18 +267,11 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       if (!DecodeIps(r, &s.kernel_ips) || !DecodeIps(r, &s.user_ips)) {
         return absl::DataLossError("sample record: bad call chain");
       }
-      if (r.remaining() > 0) {  // -callgraph dwarf: registers and stack
-        s.user_regs_abi = r.U32();
-        uint32_t n = r.U32();
-        if (!r.ok() || n > kMaxUserRegs || n * sizeof(uint64_t) > r.remaining()) {
-          return absl::DataLossError("sample record: bad user register count");
-        }
-        s.user_regs.resize(n);
-        for (uint64_t& reg : s.user_regs) reg = r.U64();
-        s.user_stack = r.String();
-        if (s.user_stack.size() > kMaxUserStack) {
-          return absl::DataLossError("sample record: user stack copy over 65528 bytes");
-        }
+      // -callgraph dwarf and fp+cfi: registers and stack
+      if (absl::Status tail = DecodeUserTail(r, "sample", &s.user_regs_abi, &s.user_regs,
+                                             &s.user_stack);
+          !tail.ok()) {
+        return tail;
       }
       record = std::move(s);
       break;
@@ -355,7 +373,13 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       o.cpu = r.U32();
       o.state = r.U32();
       DecodeStackIds(r, &o.kernel_stack, &o.user_stack);
-      record = o;
+      // -callgraph fp+cfi (version 3): registers and stack at the switch-out
+      if (absl::Status tail = DecodeUserTail(r, "off-CPU record", &o.user_regs_abi, &o.user_regs,
+                                             &o.user_stack_copy);
+          !tail.ok()) {
+        return tail;
+      }
+      record = std::move(o);
       break;
     }
     case RecordType::kStackSample: {

@@ -114,7 +114,7 @@ TEST(RecordCodecTest, MmapAndHeaderRoundTrip) {
   EXPECT_EQ(ho.event_name, "cpu-clock");
   EXPECT_EQ(ho.sample_rate, 99u);
   EXPECT_EQ(ho.boot_id, "abc");
-  EXPECT_EQ(ho.format_version, 2u);
+  EXPECT_EQ(ho.format_version, 3u);
   EXPECT_EQ(ho.callgraph, "dwarf");
   EXPECT_EQ(ho.user_regs_mask, 0xff01ffu);
   EXPECT_EQ(ho.user_stack_size, 8192u);
@@ -193,6 +193,18 @@ TEST(RecordCodecTest, BpfRecordsRoundTrip) {
   EXPECT_EQ(oo.kernel_stack, 77);
   EXPECT_EQ(oo.user_stack, kNoStack);
   EXPECT_EQ(oo.state, 1u);
+  EXPECT_TRUE(oo.user_regs.empty());
+  EXPECT_TRUE(oo.user_stack_copy.empty());
+
+  // -callgraph fp+cfi: the registers and stack copy at the switch-out.
+  o.user_regs_abi = 2;
+  o.user_regs = {0x7ffd0010, 0x7ffd0000, 0x401234};
+  o.user_stack_copy = std::string("\x10\x20\0\0\0\0\0\0", 8);
+  auto oc = std::get<OffCpuSample>(RoundTrip(o));
+  EXPECT_EQ(oc.user_regs_abi, 2u);
+  EXPECT_EQ(oc.user_regs, o.user_regs);
+  EXPECT_EQ(oc.user_stack_copy, o.user_stack_copy);
+  EXPECT_EQ(oc.user_stack, kNoStack);
 
   StackSample s;
   s.time_ns = 9;

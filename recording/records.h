@@ -13,7 +13,10 @@ namespace profcpu::recording {
 
 // Version 2 added the user registers and stack of -callgraph dwarf samples:
 // a version-1 reader would show those samples with kernel frames only.
-inline constexpr uint32_t kFormatVersion = 2;
+// Version 3 added -callgraph fp+cfi: samples carry both a frame-pointer user
+// chain and registers + a small stack copy (a version-2 reader would take
+// them for DWARF samples and drop the chain), and off-CPU stays the same.
+inline constexpr uint32_t kFormatVersion = 3;
 
 // First record of every recording: how it was taken.
 struct Header {
@@ -28,7 +31,7 @@ struct Header {
   uint64_t start_time_ns = 0;       // clock_id time when collection began
   int64_t start_realtime_ns = 0;    // wall clock at the same moment
   uint32_t cpu_count = 0;
-  std::string callgraph;            // "fp"
+  std::string callgraph;            // "fp", "fp+cfi", "dwarf"
   std::string hostname;
   std::string kernel_release;
   // /proc/sys/kernel/random/boot_id: kernel addresses (KASLR) are only valid
@@ -43,9 +46,10 @@ struct Header {
   // Who sampled on-CPU stacks: "perf" (samples through perf ring buffers)
   // or "bpf" (stacks counted in the kernel, collector/bpf/). Empty: "perf".
   std::string backend;
-  // -callgraph dwarf (callgraph "dwarf"): which user registers each sample
-  // carries (perf_event_attr.sample_regs_user: bits of enum perf_event_x86_regs,
-  // asm/perf_regs.h) and how many bytes of user stack it asked for.
+  // -callgraph dwarf and fp+cfi: which user registers each sample (and, for
+  // fp+cfi, each off-CPU stay) carries (perf_event_attr.sample_regs_user: bits
+  // of enum perf_event_x86_regs, asm/perf_regs.h) and how many bytes of user
+  // stack it asked for.
   uint64_t user_regs_mask = 0;
   uint32_t user_stack_size = 0;
   // -backend bpf without -timestamps: on-CPU samples are counted in the
@@ -67,11 +71,14 @@ struct Sample {
   std::vector<uint64_t> user_ips;
   // The kernel stopped walking at the frame limit (perf_event_max_stack).
   bool truncated = false;
-  // -callgraph dwarf only (then user_ips is empty: the user stack is unwound
-  // after collection, symbolize/dwarf_unwinder.h). PERF_SAMPLE_REGS_USER: the
-  // ABI (PERF_SAMPLE_REGS_ABI_64 = 2; 0 for a kernel thread, which has no
-  // user registers) and the registers of the header's user_regs_mask, lowest
-  // bit first; PERF_SAMPLE_STACK_USER: the bytes from the user stack pointer up.
+  // -callgraph dwarf (then user_ips is empty: the user stack is unwound
+  // after collection, symbolize/dwarf_unwinder.h) and fp+cfi (user_ips is the
+  // frame-pointer chain; these repair its leaf, symbolize/leaf_repair.h).
+  // PERF_SAMPLE_REGS_USER: the ABI (PERF_SAMPLE_REGS_ABI_64 = 2; 0 for a
+  // kernel thread, which has no user registers) and the registers of the
+  // header's user_regs_mask, lowest bit first; PERF_SAMPLE_STACK_USER: the
+  // bytes from the user stack pointer up (fp+cfi: possibly fewer than asked,
+  // the collector keeps only what a repair can read).
   uint32_t user_regs_abi = 0;
   std::vector<uint64_t> user_regs;
   std::string user_stack;
@@ -188,6 +195,12 @@ struct OffCpuSample {
   uint32_t state = 0;  // task state when it left (0 running = preempted, 1 S, 2 D, ...)
   int32_t kernel_stack = kNoStack;
   int32_t user_stack = kNoStack;
+  // -callgraph fp+cfi: the user registers of the header's user_regs_mask and
+  // the bytes from the user stack pointer up when it switched out (as in
+  // Sample; empty when not captured). Appended in version 3.
+  uint32_t user_regs_abi = 0;
+  std::vector<uint64_t> user_regs;
+  std::string user_stack_copy;
 };
 
 // On-CPU samples taken by the BPF backend: `count` samples of one thread
