@@ -58,10 +58,15 @@ recording::Header MakeHeader(const CollectionOptions& options, const SamplerOpti
   h.start_time_ns = start_ns;
   h.start_realtime_ns = RealtimeNowNs();
   h.cpu_count = static_cast<uint32_t>(::sysconf(_SC_NPROCESSORS_CONF));
-  h.callgraph = sampler.dwarf_stack_size > 0 ? "dwarf" : "fp";
+  h.callgraph = "fp";
   if (sampler.dwarf_stack_size > 0) {
+    h.callgraph = "dwarf";
     h.user_regs_mask = kDwarfRegsMask;
     h.user_stack_size = sampler.dwarf_stack_size;
+  } else if (sampler.leaf_stack_size > 0) {
+    h.callgraph = "fp+cfi";
+    h.user_regs_mask = kLeafRegsMask;
+    h.user_stack_size = sampler.leaf_stack_size;
   }
   utsname uts;
   if (::uname(&uts) == 0) {

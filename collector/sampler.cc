@@ -28,6 +28,19 @@ void RaiseOpenFileLimit() {
 // Attaching races with thread creation; a handful of rescans settles it.
 constexpr int kMaxAttachRounds = 20;
 
+// What the parser finds in a sample beyond kSampleType's fields.
+SampleLayout LayoutOf(const SamplerOptions& options) {
+  if (options.dwarf_stack_size > 0) {
+    return {kDwarfRegsMask, /*stack_user=*/true, /*user_chain=*/false,
+            /*trim_to_frame_record=*/false};
+  }
+  if (options.leaf_stack_size > 0) {
+    return {kLeafRegsMask, /*stack_user=*/true, /*user_chain=*/true,
+            /*trim_to_frame_record=*/true};
+  }
+  return {};
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Create(const SamplerOptions& options,
@@ -45,9 +58,7 @@ Sampler::Sampler(const SamplerOptions& options, Sink sink, int cpus, int max_sta
       sink_(std::move(sink)),
       cpus_(cpus),
       kernel_stacks_(options.kernel_stacks),
-      parser_(max_stack, options.dwarf_stack_size > 0
-                             ? SampleLayout{kDwarfRegsMask, /*stack_user=*/true}
-                             : SampleLayout{}),
+      parser_(max_stack, LayoutOf(options)),
       buffers_(static_cast<size_t>(cpus)) {}
 
 Sampler::~Sampler() = default;
@@ -71,6 +82,11 @@ perf_event_attr Sampler::MakeAttr() const {
     attr.sample_regs_user = kDwarfRegsMask;
     attr.sample_stack_user = options_.dwarf_stack_size;
     attr.exclude_callchain_user = 1;
+  } else if (options_.leaf_stack_size > 0) {
+    // Frame-pointer chains, plus what repairs their leaf after collection.
+    attr.sample_type = kDwarfSampleType;
+    attr.sample_regs_user = kLeafRegsMask;
+    attr.sample_stack_user = options_.leaf_stack_size;
   }
   attr.disabled = options_.enable_on_exec ? 1 : 0;
   attr.enable_on_exec = options_.enable_on_exec ? 1 : 0;

@@ -35,6 +35,11 @@ struct SamplerOptions {
   // stack with each sample (a multiple of 8, at most 65528) for unwinding
   // after collection, instead of frame-pointer user chains. 0: frame pointers.
   uint32_t dwarf_stack_size = 0;
+  // -callgraph fp+cfi: frame-pointer chains, plus the user IP, SP, BP and up
+  // to this many bytes of user stack with each sample (trimmed to what a
+  // leaf repair can read: up to the first frame record), from which the
+  // callers a frameless leaf hides are recovered after collection. 0: off.
+  uint32_t leaf_stack_size = 0;
   // Called with each event opened, before it is used (the BPF backend
   // attaches its sampling program here); an error stops the attach.
   std::function<absl::Status(int event_fd)> on_event_opened;

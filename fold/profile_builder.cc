@@ -25,6 +25,7 @@ class Builder {
     wall_ = summary.mode == "wall";
     summary.microseconds = summary.mode != "cpu";
     summary.weighted = summary.microseconds || header.backend == "bpf";
+    leaf_repair_ = header.callgraph == "fp+cfi";
     // One event name per profile so the folded stacks keep every sample
     // (stackcollapse keeps one event) and perf_script.out folds alike.
     event_ = out_->profile.InternString(wall_                     ? "wall-time"
@@ -86,7 +87,12 @@ class Builder {
 
     stack_.clear();
     AddChain(sample.pid, sample.time_ns, sample.kernel_ips, /*kernel=*/true);
-    if (!sample.user_regs.empty()) {
+    if (leaf_repair_) {
+      AddChain(sample.pid, sample.time_ns,
+               RepairLeaf(symbolize::StackCopyOf(sample, summary.header.user_regs_mask),
+                          sample.user_ips),
+               /*kernel=*/false);
+    } else if (!sample.user_regs.empty()) {
       AddChain(sample.pid, sample.time_ns, UnwindUser(sample), /*kernel=*/false);
     } else {
       AddChain(sample.pid, sample.time_ns, sample.user_ips, /*kernel=*/false);
@@ -116,6 +122,24 @@ class Builder {
     return ip.has_value() ? std::vector<uint64_t>{*ip} : std::vector<uint64_t>{};
   }
 
+  // A -callgraph fp+cfi chain with the callers its leaf's frame hid put
+  // back (symbolize::UserStackUnwinder::RepairLeaf); as it was when the
+  // record has no stack copy or nothing here can read one.
+  const std::vector<uint64_t>& RepairLeaf(const symbolize::UserStackCopy& copy,
+                                          const std::vector<uint64_t>& chain) {
+    if (copy.regs_abi == 0 || chain.empty() || options_.unwinder == nullptr) return chain;
+    RecordingSummary& summary = out_->summary;
+    ++summary.leaf_repair_stacks;
+    symbolize::UnwoundStack repaired = options_.unwinder->RepairLeaf(copy, chain, spaces_);
+    if (repaired.ips.size() > chain.size()) {
+      ++summary.leaf_repaired;
+      summary.leaf_frames_added += repaired.ips.size() - chain.size();
+    }
+    if (repaired.truncated) ++summary.truncated_stacks;
+    repaired_ = std::move(repaired.ips);
+    return repaired_;
+  }
+
   // BPF records (collector/bpf/): stacks by id, then samples naming them.
   void On(const recording::StackTrace& trace) {
     if (stack_traces_.size() >= kMaxStackTraces && !stack_traces_.contains(trace.id)) return;
@@ -131,7 +155,8 @@ class Builder {
     uint64_t start = off.time_ns >= off.duration_ns ? off.time_ns - off.duration_ns : 0;
     CountSampleTime(start);
     unsorted_ = true;
-    AddStacks(off.pid, start, off.kernel_stack, off.user_stack);
+    AddStacks(off.pid, start, off.kernel_stack, off.user_stack,
+              leaf_repair_ ? &off : nullptr);
     AddSample(start, off.pid, off.tid, off.cpu, Microseconds(off.duration_ns), kOffCpuRoot);
   }
   void On(const recording::StackSample& sample) {
@@ -176,14 +201,23 @@ class Builder {
     ++summary.samples;
   }
 
-  // Appends the chains of two StackTrace ids to stack_ (cleared first).
-  void AddStacks(uint32_t pid, uint64_t time_ns, int32_t kernel_stack, int32_t user_stack) {
+  // Appends the chains of two StackTrace ids to stack_ (cleared first); the
+  // user chain's leaf repaired from `stay`'s stack copy when given.
+  void AddStacks(uint32_t pid, uint64_t time_ns, int32_t kernel_stack, int32_t user_stack,
+                 const recording::OffCpuSample* stay = nullptr) {
     stack_.clear();
     for (auto [id, kernel] : {std::pair{kernel_stack, true}, std::pair{user_stack, false}}) {
       if (id == recording::kNoStack) continue;
       auto it = stack_traces_.find(static_cast<uint32_t>(id));
       if (it == stack_traces_.end()) {
         ++out_->summary.missing_stacks;
+        continue;
+      }
+      if (!kernel && stay != nullptr) {
+        AddChain(pid, time_ns,
+                 RepairLeaf(symbolize::StackCopyOf(*stay, out_->summary.header.user_regs_mask),
+                            it->second),
+                 kernel);
         continue;
       }
       AddChain(pid, time_ns, it->second, kernel);
@@ -265,6 +299,8 @@ class Builder {
   uint32_t event_ = 0;
   bool wall_ = false;
   bool unsorted_ = false;
+  bool leaf_repair_ = false;  // -callgraph fp+cfi
+  std::vector<uint64_t> repaired_;  // RepairLeaf's last result
   uint32_t root_ids_[2] = {0, 0};  // location id + 1 of [on-cpu], [off-cpu]
   absl::flat_hash_map<uint32_t, std::vector<uint64_t>> stack_traces_;
 };

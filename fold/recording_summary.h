@@ -36,6 +36,11 @@ struct RecordingSummary {
   uint64_t dwarf_stacks = 0;
   uint64_t dwarf_truncated = 0;
   uint64_t dwarf_not_unwound = 0;
+  // -callgraph fp+cfi: chains whose leaf was given to the repair (samples
+  // and off-CPU stays with a stack copy), how many gained frames, and how many frames.
+  uint64_t leaf_repair_stacks = 0;
+  uint64_t leaf_repaired = 0;
+  uint64_t leaf_frames_added = 0;
   uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
   std::vector<recording::ProcessInfo> processes;

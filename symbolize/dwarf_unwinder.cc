@@ -27,8 +27,16 @@ namespace profcpu::symbolize {
 namespace {
 
 // enum perf_event_x86_regs (arch/x86/include/uapi/asm/perf_regs.h).
+constexpr int kPerfRegBp = 6;
 constexpr int kPerfRegSp = 7;
 constexpr int kPerfRegIp = 8;
+// DWARF register number of rsp (psABI): a frame's rsp, which on x86-64 is
+// its callee's canonical frame address.
+constexpr unsigned kDwarfRegSp = 7;
+// How many frames a leaf repair unwinds by CFI at most before giving up on
+// meeting the frame-pointer chain (glibc's deepest frameless nesting on the
+// way to a system call is three).
+constexpr size_t kMaxRepairFrames = 16;
 // The perf register holding each x86-64 DWARF register 0..16 (System V
 // x86-64 psABI, "DWARF Register Number Mapping": rax rdx rcx rbx rsi rdi rbp
 // rsp r8..r15, then 16 the return address, i.e. rip).
@@ -161,8 +169,7 @@ class DwarfUnwinder::Impl {
       return {{*ip}, true};
     }
     current_ = Current{};
-    current_.sample = &sample;
-    current_.regs_mask = regs_mask;
+    current_.copy = StackCopyOf(sample, regs_mask);
     current_.sp = *sp;
     current_.spaces = &spaces;
     current_.session = session;
@@ -182,6 +189,84 @@ class DwarfUnwinder::Impl {
     }
     stats_.frames += out.ips.size();
     return out;
+  }
+
+  // See UserStackUnwinder::RepairLeaf. The kernel's chain is chain[0] = ip,
+  // then the return addresses of the frame records from the sampled rbp (b0)
+  // on: chain[1] was read from b0 + 8. Unwinding the leaf by CFI from the
+  // copy, the first frame k whose rsp is b0 + 16 got its return address from
+  // that same slot, so ips[0..k) are the frames the chain lacks, and the
+  // chain goes on from chain[1]: nothing is duplicated or dropped.
+  UnwoundStack RepairLeaf(const UserStackCopy& copy, const std::vector<uint64_t>& chain,
+                          const AddressSpaceTracker& spaces) {
+    LeafRepairStats& stats = stats_.leaf;
+    ++stats.samples;
+    UnwoundStack unchanged{chain, false};
+    if (chain.empty() || copy.regs_abi == 0 || copy.regs == nullptr) {
+      ++stats.no_registers;
+      return unchanged;
+    }
+    std::optional<uint64_t> ip = UserRegister(*copy.regs, copy.regs_mask, kPerfRegIp);
+    std::optional<uint64_t> sp = UserRegister(*copy.regs, copy.regs_mask, kPerfRegSp);
+    std::optional<uint64_t> bp = UserRegister(*copy.regs, copy.regs_mask, kPerfRegBp);
+    if (!ip.has_value() || !sp.has_value() || !bp.has_value() || *ip != chain[0]) {
+      ++stats.no_registers;
+      return unchanged;
+    }
+    Session* session = files_ == nullptr || ArchElf() == nullptr ? nullptr : SessionFor(copy.pid);
+    if (session != nullptr) Validate(session, copy.pid, spaces);
+    if (session == nullptr || session->dwfl == nullptr) {
+      ++stats.no_cfi;
+      return unchanged;
+    }
+    current_ = Current{};
+    current_.copy = copy;
+    current_.sp = *sp;
+    current_.spaces = &spaces;
+    current_.session = session;
+    current_.repair = true;
+    current_.max_frames = kMaxRepairFrames;
+    if (chain.size() >= 2) {
+      current_.splice_rsp = *bp + 16;
+      current_.splice_return = chain[1];
+    }
+    dwfl_getthread_frames(session->dwfl, static_cast<pid_t>(copy.tid ? copy.tid : 1),
+                          &Impl::OnFrame, this);
+    std::vector<uint64_t>& ips = current_.ips;
+    if (current_.splice_at > 0) {
+      const size_t k = current_.splice_at;
+      if (k == 1) {
+        ++stats.unchanged;
+        return unchanged;
+      }
+      // Never invent a frame: each one recovered must be code of the process.
+      for (size_t i = 1; i < k; ++i) {
+        if (!spaces.FindMapping(copy.pid, ips[i] - 1).has_value()) {
+          ++stats.outside_mappings;
+          return unchanged;
+        }
+      }
+      UnwoundStack out;
+      out.ips.assign(ips.begin(), ips.begin() + static_cast<std::ptrdiff_t>(k));
+      out.ips.insert(out.ips.end(), chain.begin() + 1, chain.end());
+      ++stats.repaired;
+      stats.frames_added += k - 1;
+      return out;
+    }
+    if (current_.splice_mismatch) {
+      ++stats.mismatch;
+      return unchanged;
+    }
+    if (chain.size() == 1 && ips.size() > 1) {
+      // The kernel found no frame record at all (rbp 0 or not a stack
+      // address): what CFI recovered is more than it had, if not the whole
+      // stack.
+      ++stats.cfi_only;
+      stats.frames_added += ips.size() - 1;
+      return {std::move(ips), true};
+    }
+    ++stats.no_splice;
+    return unchanged;
   }
 
   const DwarfUnwindStats& stats() const { return stats_; }
@@ -214,14 +299,21 @@ class DwarfUnwinder::Impl {
   };
   // The sample being unwound, as the callbacks see it.
   struct Current {
-    const recording::Sample* sample = nullptr;
-    uint64_t regs_mask = 0;
+    UserStackCopy copy;
     uint64_t sp = 0;
     const AddressSpaceTracker* spaces = nullptr;
     Session* session = nullptr;
     std::vector<uint64_t> ips;
     bool read_past_stack = false;
     bool frame_limit = false;
+    size_t max_frames = 0;  // 0: the options' max_frames
+    // A leaf repair: stop at the frame whose rsp is splice_rsp (0: no
+    // chain to meet) and check it returns to splice_return.
+    bool repair = false;
+    uint64_t splice_rsp = 0;
+    uint64_t splice_return = 0;
+    size_t splice_at = 0;  // the frame where the chain was met; 0: not met
+    bool splice_mismatch = false;
   };
 
   void Warn(std::string warning) {
@@ -441,7 +533,7 @@ class DwarfUnwinder::Impl {
   // process was recorded.
   static bool MemoryRead(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* dwfl_arg) {
     Current& c = static_cast<Impl*>(dwfl_arg)->current_;
-    const std::string& stack = c.sample->user_stack;
+    const absl::string_view stack = c.copy.stack;
     if (address >= c.sp && address - c.sp <= stack.size() &&
         stack.size() - (address - c.sp) >= sizeof(Dwarf_Word)) {
       std::memcpy(result, stack.data() + (address - c.sp), sizeof(Dwarf_Word));
@@ -455,7 +547,7 @@ class DwarfUnwinder::Impl {
     Current& c = static_cast<Impl*>(thread_arg)->current_;
     Dwarf_Word regs[17];
     for (int i = 0; i < 17; ++i) {
-      regs[i] = UserRegister(*c.sample, c.regs_mask, kPerfRegOfDwarf[i]).value_or(0);
+      regs[i] = UserRegister(*c.copy.regs, c.copy.regs_mask, kPerfRegOfDwarf[i]).value_or(0);
     }
     if (!dwfl_thread_state_registers(thread, 0, 17, regs)) return false;
     dwfl_thread_state_register_pc(thread, regs[16]);
@@ -470,8 +562,23 @@ class DwarfUnwinder::Impl {
     Dwarf_Addr pc;
     if (!dwfl_frame_pc(frame, &pc, nullptr)) return DWARF_CB_ABORT;
     const bool first = c.ips.empty();
+    if (c.repair && !first && c.splice_rsp != 0) {
+      Dwarf_Word rsp = 0;
+      if (dwfl_frame_reg(frame, kDwarfRegSp, &rsp) != 0) return DWARF_CB_ABORT;
+      if (rsp == c.splice_rsp) {
+        // This frame's return address came from the slot the kernel read.
+        if (pc == c.splice_return) {
+          c.splice_at = c.ips.size();
+        } else {
+          c.splice_mismatch = true;
+        }
+        return DWARF_CB_ABORT;
+      }
+      if (rsp > c.splice_rsp) return DWARF_CB_ABORT;  // passed it: no meeting
+    }
     c.ips.push_back(pc);
-    if (c.ips.size() >= impl->options_.max_frames) {
+    const size_t max_frames = c.max_frames > 0 ? c.max_frames : impl->options_.max_frames;
+    if (c.ips.size() >= max_frames) {
       c.frame_limit = true;
       return DWARF_CB_ABORT;
     }
@@ -501,6 +608,10 @@ DwarfUnwinder::~DwarfUnwinder() = default;
 UnwoundStack DwarfUnwinder::Unwind(const recording::Sample& sample, uint64_t regs_mask,
                                    const AddressSpaceTracker& spaces) {
   return impl_->Unwind(sample, regs_mask, spaces);
+}
+UnwoundStack DwarfUnwinder::RepairLeaf(const UserStackCopy& copy, const std::vector<uint64_t>& chain,
+                                       const AddressSpaceTracker& spaces) {
+  return impl_->RepairLeaf(copy, chain, spaces);
 }
 const DwarfUnwindStats& DwarfUnwinder::stats() const { return impl_->stats(); }
 void DwarfUnwinder::TakeWarnings(std::vector<std::string>* out) { impl_->TakeWarnings(out); }

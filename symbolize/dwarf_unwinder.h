@@ -1,5 +1,6 @@
 // Unwinds -callgraph dwarf samples (user registers + a copy of the user
-// stack, recording-format.md) with libdw's frame unwinder (libdwfl,
+// stack, recording-format.md), and repairs the leaf of -callgraph fp+cfi
+// chains from a small copy (RepairLeaf), with libdw's frame unwinder (libdwfl,
 // dwfl_getthread_frames), from the call frame information of the code's
 // files: .eh_frame, else .debug_frame in the file or its separate debug file
 // (found by debug_file_finder.h's rules). Code without CFI (JIT code) is
@@ -40,6 +41,20 @@ struct DwarfUnwinderOptions {
   std::vector<DebugSearchRoot> debug_roots;
 };
 
+// What -callgraph fp+cfi leaf repairs did (RepairLeaf).
+struct LeafRepairStats {
+  uint64_t samples = 0;
+  uint64_t unchanged = 0;     // the leaf had its frame: the chain was whole
+  uint64_t repaired = 0;      // callers put back
+  uint64_t frames_added = 0;
+  uint64_t cfi_only = 0;      // no frame-pointer chain: CFI frames instead (marked truncated)
+  uint64_t no_registers = 0;  // of those left as they were: no user registers (kernel thread)
+  uint64_t no_cfi = 0;        // no unwinding session for the process
+  uint64_t mismatch = 0;      // CFI reached the chain's slot with another return address
+  uint64_t no_splice = 0;     // CFI never reached the chain (no CFI, copy too short, rbp not a frame)
+  uint64_t outside_mappings = 0;  // a recovered frame was not code of the process
+};
+
 struct DwarfUnwindStats {
   uint64_t stacks = 0;
   uint64_t frames = 0;
@@ -47,6 +62,7 @@ struct DwarfUnwindStats {
   uint64_t stack_exhausted = 0;  // of the truncated: a read past the stack copy
   uint64_t frame_limit = 0;      // of the truncated: max_frames reached
   uint64_t session_resets = 0;   // a mapping changed under a session
+  LeafRepairStats leaf;
 };
 
 class DwarfUnwinder : public UserStackUnwinder {
@@ -57,6 +73,8 @@ class DwarfUnwinder : public UserStackUnwinder {
 
   UnwoundStack Unwind(const recording::Sample& sample, uint64_t regs_mask,
                       const AddressSpaceTracker& spaces) override;
+  UnwoundStack RepairLeaf(const UserStackCopy& copy, const std::vector<uint64_t>& chain,
+                          const AddressSpaceTracker& spaces) override;
 
   const DwarfUnwindStats& stats() const;
   // Problems found since the last call, each once (unreadable files, no

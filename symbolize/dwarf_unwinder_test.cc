@@ -233,5 +233,143 @@ TEST(DwarfUnwinderTest, GarbageStackNeverCrashes) {
   }
 }
 
+// -callgraph fp+cfi: a sample taken on the first instruction of getcontext
+// (glibc's, frameless) as CaptureHere (built with frame pointers) called it:
+// SP points at the return address into CaptureHere and BP is still
+// CaptureHere's frame, so the kernel's frame-pointer chain goes from the
+// leaf straight to CaptureHere's caller.
+constexpr uint64_t kLeafMask = 0x1c0;  // BP, SP, IP
+
+struct LeafSample {
+  recording::OffCpuSample stay;  // holds the registers and the copy
+  std::vector<uint64_t> chain;   // what the kernel's walk gives
+  uint64_t return_into_capture = 0;
+  UserStackCopy copy() const { return StackCopyOf(stay, kLeafMask); }
+};
+
+uint64_t Word(const std::string& stack, uint64_t sp, uint64_t address) {
+  uint64_t word = 0;
+  std::memcpy(&word, stack.data() + (address - sp), sizeof(word));
+  return word;
+}
+
+// perf_callchain_user's walk: the IP, then each frame record's return
+// address from BP on, while the records lie inside the copy.
+std::vector<uint64_t> KernelChain(uint64_t ip, uint64_t bp, uint64_t sp, const std::string& stack) {
+  std::vector<uint64_t> chain = {ip};
+  while (bp >= sp && bp - sp + 16 <= stack.size() && chain.size() < 128) {
+    chain.push_back(Word(stack, sp, bp + 8));
+    uint64_t next = Word(stack, sp, bp);
+    if (next <= bp) break;
+    bp = next;
+  }
+  return chain;
+}
+
+LeafSample InGetcontext(const Capture& capture) {
+  const std::vector<uint64_t>& regs = capture.sample.user_regs;  // kRegsMask order
+  const uint64_t bp = regs[6], sp = regs[7], ip = regs[8];
+  LeafSample leaf;
+  leaf.return_into_capture = ip;
+  const uint64_t leaf_ip = reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "getcontext"));
+  const uint64_t leaf_sp = sp - 8;  // the call pushed the return address
+  leaf.stay.pid = capture.sample.pid;
+  leaf.stay.tid = capture.sample.tid;
+  leaf.stay.user_regs_abi = 2;
+  leaf.stay.user_regs = {bp, leaf_sp, leaf_ip};
+  leaf.stay.user_stack_copy.assign(reinterpret_cast<const char*>(&ip), sizeof(ip));
+  leaf.stay.user_stack_copy += capture.sample.user_stack;
+  leaf.chain = KernelChain(leaf_ip, bp, leaf_sp, leaf.stay.user_stack_copy);
+  return leaf;
+}
+
+TEST(LeafRepairTest, AFramelessLeafGetsItsCallerBack) {
+  Capture capture;
+  CaptureHere(&capture);
+  LeafSample leaf = InGetcontext(capture);
+  ASSERT_GE(leaf.chain.size(), 3u);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  DwarfUnwinder unwinder(&files);
+  UnwoundStack repaired = unwinder.RepairLeaf(leaf.copy(), leaf.chain, spaces);
+  std::vector<uint64_t> expected = {leaf.chain[0], leaf.return_into_capture};
+  expected.insert(expected.end(), leaf.chain.begin() + 1, leaf.chain.end());
+  EXPECT_EQ(repaired.ips, expected);
+  EXPECT_FALSE(repaired.truncated);
+  EXPECT_THAT(NameOf(repaired.ips[1] - 1), ::testing::HasSubstr("CaptureHere"));
+  EXPECT_EQ(unwinder.stats().leaf.repaired, 1u);
+  EXPECT_EQ(unwinder.stats().leaf.frames_added, 1u);
+}
+
+TEST(LeafRepairTest, ALeafWithItsFrameKeepsTheChain) {
+  Capture capture;
+  CaptureHere(&capture);
+  const std::vector<uint64_t>& regs = capture.sample.user_regs;
+  recording::OffCpuSample stay;
+  stay.pid = capture.sample.pid;
+  stay.tid = capture.sample.tid;
+  stay.user_regs_abi = 2;
+  stay.user_regs = {regs[6], regs[7], regs[8]};
+  stay.user_stack_copy = capture.sample.user_stack;
+  std::vector<uint64_t> chain = KernelChain(regs[8], regs[6], regs[7], stay.user_stack_copy);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  DwarfUnwinder unwinder(&files);
+  EXPECT_EQ(unwinder.RepairLeaf(StackCopyOf(stay, kLeafMask), chain, spaces).ips, chain);
+  EXPECT_EQ(unwinder.stats().leaf.unchanged, 1u);
+}
+
+TEST(LeafRepairTest, WhatCannotBeRepairedIsLeftAsItWas) {
+  Capture capture;
+  CaptureHere(&capture);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  DwarfUnwinder unwinder(&files);
+
+  LeafSample short_copy = InGetcontext(capture);  // CFI cannot reach the record
+  short_copy.stay.user_stack_copy.resize(8);
+  EXPECT_EQ(unwinder.RepairLeaf(short_copy.copy(), short_copy.chain, spaces).ips,
+            short_copy.chain);
+  EXPECT_EQ(unwinder.stats().leaf.no_splice, 1u);
+
+  LeafSample other_chain = InGetcontext(capture);  // the slot the kernel read disagrees
+  other_chain.chain[1] ^= 0x40;
+  EXPECT_EQ(unwinder.RepairLeaf(other_chain.copy(), other_chain.chain, spaces).ips,
+            other_chain.chain);
+  EXPECT_EQ(unwinder.stats().leaf.mismatch, 1u);
+
+  LeafSample wild = InGetcontext(capture);  // a return address into no code
+  const uint64_t nowhere = 0x10;
+  std::memcpy(wild.stay.user_stack_copy.data(), &nowhere, sizeof(nowhere));
+  EXPECT_EQ(unwinder.RepairLeaf(wild.copy(), wild.chain, spaces).ips, wild.chain);
+  EXPECT_EQ(unwinder.stats().leaf.repaired, 0u);
+
+  LeafSample no_regs = InGetcontext(capture);  // a kernel thread
+  no_regs.stay.user_regs_abi = 0;
+  EXPECT_EQ(unwinder.RepairLeaf(no_regs.copy(), no_regs.chain, spaces).ips, no_regs.chain);
+  EXPECT_EQ(unwinder.stats().leaf.no_registers, 1u);
+
+  DwarfUnwinder without_files(nullptr);
+  LeafSample leaf = InGetcontext(capture);
+  EXPECT_EQ(without_files.RepairLeaf(leaf.copy(), leaf.chain, spaces).ips, leaf.chain);
+}
+
+TEST(LeafRepairTest, WithoutAFrameRecordCfiFramesStandIn) {
+  Capture capture;
+  CaptureHere(&capture);
+  LeafSample leaf = InGetcontext(capture);
+  leaf.stay.user_regs[0] = 0;  // BP 0: the kernel's walk gives the IP alone
+  leaf.chain.resize(1);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  DwarfUnwinder unwinder(&files);
+  UnwoundStack repaired = unwinder.RepairLeaf(leaf.copy(), leaf.chain, spaces);
+  ASSERT_GE(repaired.ips.size(), 2u);
+  EXPECT_EQ(repaired.ips[0], leaf.chain[0]);
+  EXPECT_EQ(repaired.ips[1], leaf.return_into_capture);
+  EXPECT_TRUE(repaired.truncated);
+  EXPECT_EQ(unwinder.stats().leaf.cfi_only, 1u);
+}
+
 }  // namespace
 }  // namespace profcpu::symbolize

@@ -49,6 +49,17 @@ void RunUnwinder::Finish(const DwarfReplayCounts& summary, base::RunLog* log) {
     dwarf_->TakeWarnings(&warnings);
     for (const std::string& w : warnings) log->Warn(w);
     const DwarfUnwindStats& stats = dwarf_->stats();
+    const LeafRepairStats& leaf = stats.leaf;
+    if (leaf.samples > 0) {
+      log->Info(absl::StrCat(
+          "leaf repair (-callgraph fp+cfi): ", leaf.samples, " chains, ", leaf.repaired,
+          " repaired (", leaf.frames_added, " frames put back), ", leaf.unchanged,
+          " whole already, ", leaf.cfi_only, " without a frame record (CFI frames only); left as "
+          "they were: ", leaf.no_splice, " CFI did not reach the frame-pointer chain, ",
+          leaf.mismatch, " disagreed with it, ", leaf.outside_mappings,
+          " pointed outside the process's code, ", leaf.no_registers, " without registers, ",
+          leaf.no_cfi, " without an unwinding session"));
+    }
     if (stats.stacks > 0) {
       log->Info(absl::StrCat("unwound ", stats.stacks, " DWARF stacks (", stats.frames,
                              " frames): ", stats.truncated, " stopped early (", stats.stack_exhausted,

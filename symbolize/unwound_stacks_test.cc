@@ -55,6 +55,84 @@ TEST(UnwoundStacksTest, SavedChainsReplayExactly) {
   EXPECT_EQ((*replay)->warning(), "");
 }
 
+// Repairs the way the DWARF unwinder's three outcomes look: frames put back
+// after the leaf (even times), the chain unchanged (odd), or, for a chain of
+// the leaf alone, CFI's frames in its place (marked truncated).
+class RepairingUnwinder : public UserStackUnwinder {
+ public:
+  UnwoundStack Unwind(const recording::Sample&, uint64_t, const AddressSpaceTracker&) override {
+    return {};
+  }
+  UnwoundStack RepairLeaf(const UserStackCopy& copy, const std::vector<uint64_t>& chain,
+                          const AddressSpaceTracker&) override {
+    if (chain.size() == 1) return {{chain[0], 0x500, 0x600}, true};
+    if (copy.time_ns % 2 == 1) return {chain, false};
+    std::vector<uint64_t> ips = {chain[0], 0x100 + copy.time_ns, 0x200};
+    ips.insert(ips.end(), chain.begin() + 1, chain.end());
+    return {ips, false};
+  }
+};
+
+TEST(UnwoundStacksTest, LeafRepairsReplayOnTheSameChains) {
+  testing::ScratchDir dir;
+  const std::string path = dir.path() + "/unwound_stacks.bin";
+  AddressSpaceTracker spaces;
+  RepairingUnwinder inner;
+  const std::vector<uint64_t> chain = {0x10, 0x20, 0x30};
+  const std::vector<uint64_t> leaf_only = {0x10};
+  std::vector<UnwoundStack> saved;
+  std::vector<uint64_t> regs = {1, 2, 0x10};
+  recording::OffCpuSample stay;
+  stay.tid = 7;
+  stay.user_regs_abi = 2;
+  stay.user_regs = regs;
+  {
+    SavingUnwinder saving(&inner, path);
+    for (uint64_t t = 10; t < 14; ++t) {
+      stay.time_ns = t;
+      saved.push_back(saving.RepairLeaf(StackCopyOf(stay, 0x1c0), chain, spaces));
+    }
+    stay.time_ns = 14;
+    saved.push_back(saving.RepairLeaf(StackCopyOf(stay, 0x1c0), leaf_only, spaces));
+    ASSERT_TRUE(saving.Finish().ok());
+  }
+  EXPECT_EQ(saved[0].ips, (std::vector<uint64_t>{0x10, 0x10a, 0x200, 0x20, 0x30}));
+  EXPECT_EQ(saved[1].ips, chain);
+  auto replay = ReplayUnwinder::Open(path);
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  for (uint64_t t = 10; t < 15; ++t) {
+    stay.time_ns = t;
+    UnwoundStack again =
+        (*replay)->RepairLeaf(StackCopyOf(stay, 0x1c0), t < 14 ? chain : leaf_only, spaces);
+    EXPECT_EQ(again.ips, saved[t - 10].ips) << t;
+    EXPECT_EQ(again.truncated, saved[t - 10].truncated) << t;
+  }
+  EXPECT_EQ((*replay)->warning(), "");
+}
+
+TEST(UnwoundStacksTest, ARepairEntryIsNotADwarfStack) {
+  testing::ScratchDir dir;
+  const std::string path = dir.path() + "/unwound_stacks.bin";
+  AddressSpaceTracker spaces;
+  RepairingUnwinder inner;
+  recording::OffCpuSample stay;
+  stay.time_ns = 10;
+  stay.tid = 7;
+  {
+    SavingUnwinder saving(&inner, path);
+    saving.RepairLeaf(StackCopyOf(stay, 0x1c0), {0x10, 0x20}, spaces);
+    ASSERT_TRUE(saving.Finish().ok());
+  }
+  auto replay = ReplayUnwinder::Open(path);
+  ASSERT_TRUE(replay.ok());
+  UnwoundStack dwarf = (*replay)->Unwind(DwarfSample(10, 7), kMask, spaces);
+  EXPECT_TRUE(dwarf.truncated);
+  EXPECT_THAT((*replay)->warning(), HasSubstr("corrupt"));
+  // Once failed, repairs leave chains as they were.
+  UnwoundStack later = (*replay)->RepairLeaf(StackCopyOf(stay, 0x1c0), {0x10, 0x20}, spaces);
+  EXPECT_EQ(later.ips, (std::vector<uint64_t>{0x10, 0x20}));
+}
+
 TEST(UnwoundStacksTest, NothingIsWrittenWithoutDwarfSamples) {
   testing::ScratchDir dir;
   const std::string path = dir.path() + "/unwound_stacks.bin";

@@ -22,6 +22,20 @@ constexpr uint64_t kContextMarkerMin = static_cast<uint64_t>(PERF_CONTEXT_MAX);
 // x86-64 splits canonical addresses: the kernel owns the upper half.
 bool IsKernelAddress(uint64_t ip) { return ip >= 0xffff800000000000ull; }
 
+// -callgraph fp+cfi: how many of a sample's `copied` stack bytes a leaf
+// repair can read. The repair unwinds from SP until it meets the kernel's
+// frame-pointer chain, whose first record is at the sampled BP: nothing at
+// or above BP + 16 is read. When BP is not inside the copy (0, or not a
+// frame pointer), keep all of it: the repair may then use every byte.
+// Registers are kLeafRegsMask's: BP, SP, IP.
+size_t FrameRecordEnd(const recording::Sample& s, size_t copied) {
+  if (s.user_regs.size() < 2) return copied;
+  const uint64_t bp = s.user_regs[0];
+  const uint64_t sp = s.user_regs[1];
+  if (bp < sp || bp - sp >= copied) return copied;
+  return static_cast<size_t>(std::min<uint64_t>(copied, bp - sp + 16));
+}
+
 struct SampleId {
   uint32_t pid = 0;
   uint32_t tid = 0;
@@ -175,7 +189,7 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
       s.truncated = true;
     }
   }
-  const bool dwarf = layout_.regs_user_mask != 0;
+  const bool regs = layout_.regs_user_mask != 0;
   if (nr == 0) {
     // No call chain (rare: the kernel could not walk; or, with DWARF
     // sampling, a sample in user mode): keep the sampled IP. In user mode
@@ -184,7 +198,7 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
     bool kernel = mode == PERF_RECORD_MISC_KERNEL || (mode == 0 && IsKernelAddress(ip));
     if (kernel) {
       s.kernel_ips.push_back(ip);
-    } else if (!dwarf) {
+    } else if (layout_.user_chain) {
       s.user_ips.push_back(ip);
     }
   }
@@ -193,7 +207,7 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
   // ABI is NONE (a kernel thread). PERF_SAMPLE_STACK_USER: u64 size, the
   // bytes, then u64 dyn_size (how many of them were really copied) when size
   // is not 0 (linux/perf_event.h, enum perf_event_type, PERF_RECORD_SAMPLE).
-  if (dwarf) {
+  if (regs) {
     uint64_t abi = r.U64();
     if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
       const int count = __builtin_popcountll(layout_.regs_user_mask);
@@ -224,7 +238,9 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
         return std::nullopt;
       }
       if (s.user_regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
-        s.user_stack = std::string(data.substr(0, static_cast<size_t>(std::min(dyn_size, size))));
+        size_t kept = static_cast<size_t>(std::min(dyn_size, size));
+        if (layout_.trim_to_frame_record) kept = FrameRecordEnd(s, kept);
+        s.user_stack = std::string(data.substr(0, kept));
       }
       return s;
     }

@@ -27,11 +27,20 @@ inline constexpr uint64_t kDwarfSampleType =
 // x86-64: AX BX CX DX SI DI BP SP IP and R8..R15 (enum perf_event_x86_regs,
 // asm/perf_regs.h), every register DWARF call frame information may name.
 inline constexpr uint64_t kDwarfRegsMask = 0xff01ffull;
+// -callgraph fp+cfi adds BP, SP and IP (and a small stack copy) to the
+// frame-pointer chain: all a leaf repair reads.
+inline constexpr uint64_t kLeafRegsMask = 0x1c0ull;
 
 // What a sample record holds beyond kSampleType's fields.
 struct SampleLayout {
   uint64_t regs_user_mask = 0;  // PERF_SAMPLE_REGS_USER with this mask; 0: absent
   bool stack_user = false;      // PERF_SAMPLE_STACK_USER
+  // The kernel walks user frame pointers (not with -callgraph dwarf).
+  bool user_chain = true;
+  // -callgraph fp+cfi: keep only the stack bytes below the sampled BP's
+  // frame record's end (BP + 16), when BP points into the copy: a leaf
+  // repair stops where it meets the frame-pointer chain and reads no higher.
+  bool trim_to_frame_record = false;
 };
 
 class PerfRecordParser {

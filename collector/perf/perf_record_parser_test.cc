@@ -81,7 +81,7 @@ std::string DwarfSampleBody(uint64_t abi, uint64_t stack_size, uint64_t dyn_size
 }
 
 TEST(PerfRecordParserTest, DwarfSampleKeepsRegistersAndTheCopiedStack) {
-  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true});
+  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true, /*user_chain=*/false});
   auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
                                         DwarfSampleBody(PERF_SAMPLE_REGS_ABI_64, 64, 40)));
   ASSERT_TRUE(record.has_value());
@@ -96,7 +96,7 @@ TEST(PerfRecordParserTest, DwarfSampleKeepsRegistersAndTheCopiedStack) {
 }
 
 TEST(PerfRecordParserTest, DwarfSampleOfAKernelThreadHasNoUserData) {
-  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true});
+  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true, /*user_chain=*/false});
   auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL,
                                         DwarfSampleBody(PERF_SAMPLE_REGS_ABI_NONE, 0, 0)));
   ASSERT_TRUE(record.has_value());
@@ -107,7 +107,7 @@ TEST(PerfRecordParserTest, DwarfSampleOfAKernelThreadHasNoUserData) {
 }
 
 TEST(PerfRecordParserTest, ShortDwarfSamplesAreMalformed) {
-  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true});
+  PerfRecordParser parser(127, SampleLayout{kDwarfRegsMask, true, /*user_chain=*/false});
   for (size_t cut : {1, 8, 9, 64, 100}) {
     EXPECT_FALSE(parser
                      .Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
@@ -123,6 +123,54 @@ TEST(PerfRecordParserTest, ShortDwarfSamplesAreMalformed) {
   EXPECT_FALSE(
       parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, lying)).has_value());
   EXPECT_EQ(parser.malformed(), 6u);
+}
+
+// A -callgraph fp+cfi sample: the user chain, then BP, SP, IP and the stack.
+std::string LeafSampleBody(uint64_t bp, uint64_t sp, uint64_t stack_size, uint64_t dyn_size) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U64(0x401234);  // ip
+  AppendSampleId(w, 7, 8, 900, 1);
+  w.U64(1);  // period
+  w.U64(3);  // nr
+  w.U64(PERF_CONTEXT_USER);
+  w.U64(0x401234);
+  w.U64(0x401500);
+  w.U64(PERF_SAMPLE_REGS_ABI_64);
+  w.U64(bp);
+  w.U64(sp);
+  w.U64(0x401234);
+  w.U64(stack_size);
+  for (uint64_t i = 0; i < stack_size; ++i) w.U8(static_cast<uint8_t>(i));
+  if (stack_size > 0) w.U64(dyn_size);
+  return body;
+}
+
+TEST(PerfRecordParserTest, LeafSampleKeepsItsChainAndTheStackUpToTheFrameRecord) {
+  PerfRecordParser parser(127, SampleLayout{kLeafRegsMask, true, /*user_chain=*/true,
+                                            /*trim_to_frame_record=*/true});
+  // BP 40 bytes above SP: bytes [SP, BP + 16) are all a repair may read.
+  auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+                                        LeafSampleBody(0x7000 + 40, 0x7000, 512, 512)));
+  ASSERT_TRUE(record.has_value());
+  const auto& s = std::get<recording::Sample>(*record);
+  EXPECT_EQ(s.user_ips, (std::vector<uint64_t>{0x401234, 0x401500}));
+  EXPECT_EQ(s.user_regs, (std::vector<uint64_t>{0x7000 + 40, 0x7000, 0x401234}));
+  EXPECT_EQ(s.user_stack.size(), 56u);
+
+  // BP outside the copy (a frameless caller, or not a frame pointer): all of it.
+  for (uint64_t bp : {0ull, 0x6ff8ull, 0x7000ull + 512}) {
+    auto other = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+                                         LeafSampleBody(bp, 0x7000, 512, 200)));
+    ASSERT_TRUE(other.has_value());
+    EXPECT_EQ(std::get<recording::Sample>(*other).user_stack.size(), 200u) << bp;
+  }
+  // A record near the top of the stack: what was copied bounds the trim.
+  auto near_top = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+                                          LeafSampleBody(0x7000 + 40, 0x7000, 512, 48)));
+  ASSERT_TRUE(near_top.has_value());
+  EXPECT_EQ(std::get<recording::Sample>(*near_top).user_stack.size(), 48u);
+  EXPECT_EQ(parser.malformed(), 0u);
 }
 
 TEST(PerfRecordParserTest, ChainAtTheDepthLimitIsMarkedTruncated) {

@@ -17,7 +17,8 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   log->Info(summary);
   std::vector<std::string> files = {kFlameGraphFile, kFoldedFile,  kPerfScriptFile,
                                     kRecordingFile,  kSymbolsFile, kMetadataFile, kLogFile};
-  // -callgraph dwarf runs keep the stacks unwound where the target's files were.
+  // -callgraph dwarf and fp+cfi runs keep the stacks unwound where the
+  // target's files were.
   struct stat unwound;
   if (::stat(absl::StrCat(dir, "/", kUnwoundStacksFile).c_str(), &unwound) == 0) {
     files.push_back(kUnwoundStacksFile);

@@ -64,6 +64,14 @@ std::string FormatMetadataJson(const RunFacts& facts) {
                             {"not_unwound", s.dwarf_not_unwound},
                             {"user_stack_bytes", h.user_stack_size}};
   }
+  if (h.callgraph == "fp+cfi") {
+    // -callgraph fp+cfi: frame-pointer chains whose leaf was repaired from
+    // a copy of the user stack (the callers a frameless leaf hides).
+    j["leaf_repair"] = {{"stacks", s.leaf_repair_stacks},
+                        {"repaired", s.leaf_repaired},
+                        {"frames_added", s.leaf_frames_added},
+                        {"user_stack_bytes", h.user_stack_size}};
+  }
   const fold::UnknownFrames no_unknown_frames;
   const fold::UnknownFrames& unknown =
       facts.unknown_frames != nullptr ? *facts.unknown_frames : no_unknown_frames;

@@ -7,33 +7,52 @@
 
 namespace profcpu::cli {
 
-absl::StatusOr<uint32_t> ParseCallgraph(absl::string_view value) {
-  if (value == "fp") return 0u;
-  if (value == "dwarf") return kDefaultDwarfStackSize;
+absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value) {
+  CallgraphChoice choice;
+  if (value == "fp") return choice;
   absl::string_view size = value;
-  uint32_t bytes = 0;
-  if (absl::ConsumePrefix(&size, "dwarf,") && absl::SimpleAtoi(size, &bytes) && bytes >= 8 &&
-      bytes <= 65528 && bytes % 8 == 0) {
-    return bytes;
+  uint32_t* bytes = nullptr;
+  uint32_t default_bytes = 0;
+  if (absl::ConsumePrefix(&size, "dwarf")) {
+    bytes = &choice.dwarf_stack_size;
+    default_bytes = kDefaultDwarfStackSize;
+  } else if (absl::ConsumePrefix(&size, "fp+cfi")) {
+    bytes = &choice.leaf_stack_size;
+    default_bytes = kDefaultLeafStackSize;
+  }
+  if (bytes != nullptr && size.empty()) {
+    *bytes = default_bytes;
+    return choice;
+  }
+  if (bytes != nullptr && absl::ConsumePrefix(&size, ",") && absl::SimpleAtoi(size, bytes) &&
+      *bytes >= 8 && *bytes <= 65528 && *bytes % 8 == 0) {
+    return choice;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "-callgraph must be fp, dwarf or dwarf,BYTES (a multiple of 8 up to 65528), got '", value,
-      "'"));
+      "-callgraph must be fp, fp+cfi[,BYTES] or dwarf[,BYTES] (BYTES a multiple of 8 up to "
+      "65528), got '",
+      value, "'"));
 }
 
 void AddCallgraphFlag(FlagSet* flags) {
   flags->Add("callgraph", "MODE", "fp",
-             "how user stacks are walked: fp (frame pointers) or dwarf[,BYTES], which copies "
-             "each sample's user registers and BYTES (default 8192, a multiple of 8 up to 65528) "
-             "of its user stack and unwinds them from the target's .eh_frame/.debug_frame right "
-             "after collection, for code built without frame pointers; -backend perf and -mode "
-             "cpu only; stacks cut short are counted in metadata.json (dwarf_unwinding)");
+             "how user stacks are walked: fp (frame pointers); fp+cfi[,BYTES], frame pointers "
+             "plus each sample's IP, SP, BP and up to BYTES (default 512) of its user stack, "
+             "from which the callers that frame pointers miss below a frameless leaf (libc's "
+             "write, poll, nanosleep, futex wrappers; prologues and epilogues) are put back by "
+             "the leaf's .eh_frame after collection (off-CPU stays too with -backend bpf "
+             "switch-outs); or dwarf[,BYTES], which copies each sample's user registers and "
+             "BYTES (default 8192) of its user stack and unwinds them all from the target's "
+             ".eh_frame/.debug_frame, for code built without frame pointers (-backend perf and "
+             "-mode cpu only; stacks cut short are counted in metadata.json, dwarf_unwinding). "
+             "BYTES is a multiple of 8 up to 65528");
 }
 
 absl::Status ReadCallgraphFlag(const FlagSet& flags, collector::SamplerOptions* sampler) {
-  absl::StatusOr<uint32_t> size = ParseCallgraph(flags.String("callgraph"));
-  if (!size.ok()) return size.status();
-  sampler->dwarf_stack_size = *size;
+  absl::StatusOr<CallgraphChoice> choice = ParseCallgraph(flags.String("callgraph"));
+  if (!choice.ok()) return choice.status();
+  sampler->dwarf_stack_size = choice->dwarf_stack_size;
+  sampler->leaf_stack_size = choice->leaf_stack_size;
   return absl::OkStatus();
 }
 

@@ -18,9 +18,21 @@ namespace profcpu::cli {
 // perf's default for --call-graph dwarf: 8 KiB of user stack per sample.
 inline constexpr uint32_t kDefaultDwarfStackSize = 8192;
 
-// "fp" -> 0 (frame pointers); "dwarf" -> 8192; "dwarf,BYTES" -> BYTES, a
-// multiple of 8 from 8 to 65528 (the most perf_event_open accepts).
-absl::StatusOr<uint32_t> ParseCallgraph(absl::string_view value);
+// -callgraph fp+cfi's default: enough for the frameless glibc wrappers'
+// frames between the stack pointer and the first frame record.
+inline constexpr uint32_t kDefaultLeafStackSize = 512;
+
+// What -callgraph asks the sampler for (SamplerOptions' fields of the same
+// names): both 0 for plain frame pointers.
+struct CallgraphChoice {
+  uint32_t dwarf_stack_size = 0;
+  uint32_t leaf_stack_size = 0;
+};
+
+// "fp" -> frame pointers; "fp+cfi" -> leaf stack 512, "fp+cfi,BYTES";
+// "dwarf" -> 8192, "dwarf,BYTES": BYTES a multiple of 8 from 8 to 65528 (the
+// most perf_event_open accepts).
+absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value);
 
 // -callgraph, for collect and record.
 void AddCallgraphFlag(FlagSet* flags);
