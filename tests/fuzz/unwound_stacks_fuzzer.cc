@@ -1,8 +1,10 @@
 // unwound_stacks.bin (symbolize/unwound_stacks.h) comes with a run folder or a
 // prof.tar.gz from anywhere: postprocess replays it for the recording's DWARF
-// samples. Checks: no crash, bounded entries, and once the file is found
-// wrong every later sample keeps only its IP.
+// samples and -callgraph fp+cfi leaf repairs. Checks: no crash, bounded
+// entries, and once the file is found wrong every later sample keeps only its
+// IP (DWARF) or its chain as it was (fp+cfi).
 #include <string>
+#include <vector>
 
 #include "symbolize/unwound_stacks.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -25,6 +27,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sample.user_regs_abi = 2;
     sample.user_regs.assign(17, 0);
     sample.user_regs[8] = 0x1000;
+    // Odd samples are -callgraph fp+cfi leaf repairs of a two-frame chain.
+    if (i % 2 == 1) {
+      const std::vector<uint64_t> chain = {0x1000, 0x2000};
+      symbolize::UnwoundStack stack =
+          (*replay)->RepairLeaf(symbolize::StackCopyOf(sample, 0x1c0), chain, spaces);
+      Check(stack.ips.size() <= 4096 + chain.size(), "a repair longer than the format allows");
+      if (!(*replay)->warning().empty()) {
+        Check(stack.ips == chain, "a chain after the file went wrong was changed");
+      }
+      continue;
+    }
     symbolize::UnwoundStack stack = (*replay)->Unwind(sample, 0xff01ff, spaces);
     Check(stack.ips.size() <= 4096, "an entry longer than the format allows");
     if (!(*replay)->warning().empty()) {

@@ -95,6 +95,17 @@ def collect(pid, out_dir, duration=3, freq=99, extra=()):
     return run_dir
 
 
+def record(out_dir, args, command, timeout=120):
+    """Runs profcpu record ARGS -- COMMAND; returns the run folder and what
+    the command printed (before the folder's path)."""
+    result = run_profcpu(["record", "-out", out_dir, *args, "--", *command], timeout=timeout)
+    lines = result.stdout.strip().splitlines()
+    run_dir = lines[-1]
+    if not os.path.isdir(run_dir):
+        raise AssertionError(f"profcpu printed {run_dir!r}, not a folder; stderr:\n{result.stderr}")
+    return run_dir, "\n".join(lines[:-1])
+
+
 def read_folded(path):
     """folded_stacks.out as {stack: count}, stack as a tuple of frames (root first)."""
     stacks = collections.Counter()

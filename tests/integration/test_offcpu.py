@@ -30,15 +30,7 @@ def measured_us(said):
     return dict(zip(WAYS, (float(x) * 1e6 for x in m.groups())))
 
 
-def record(out_dir, args, command, timeout=120):
-    """Runs profcpu record ARGS -- COMMAND; returns the run folder and what
-    the command printed (before the folder's path)."""
-    result = t.run_profcpu(["record", "-out", out_dir, *args, "--", *command], timeout=timeout)
-    lines = result.stdout.strip().splitlines()
-    run_dir = lines[-1]
-    if not os.path.isdir(run_dir):
-        raise AssertionError(f"profcpu printed {run_dir!r}, not a folder; stderr:\n{result.stderr}")
-    return run_dir, "\n".join(lines[:-1])
+record = t.record
 
 
 def weight(folded, *frames):

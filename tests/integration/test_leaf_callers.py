@@ -1,0 +1,90 @@
+"""Stacks without the frame-pointer hole: the caller of a frameless libc
+wrapper (write, nanosleep, poll, pthread_join's futex wait) is kept by
+-callgraph fp+cfi, on the CPU and off it, and the fixture (leaf_callers)
+checks the off-CPU time under each caller against what it measured itself.
+Plain -callgraph fp is run too, to show the hole is real in this fixture."""
+
+import os
+import re
+import shutil
+import unittest
+
+import profcpu_testing as t
+
+WRITE = "__GI___libc_write"
+
+
+def share_with_caller(folded, caller, callee):
+    """Of the samples whose stack holds `callee`, the share where `caller`
+    is the frame right above it."""
+    total = with_caller = 0
+    for stack, count in folded.items():
+        if callee not in stack:
+            continue
+        total += count
+        at = stack.index(callee)
+        if at > 0 and stack[at - 1] == caller:
+            with_caller += count
+    return total, (with_caller / total if total else 0.0)
+
+
+def repeated_frames(folded, name):
+    """Samples where `name` follows itself (leaf_callers never recurses)."""
+    return sum(count for stack, count in folded.items()
+               if any(a == b == name for a, b in zip(stack, stack[1:])))
+
+
+class WriterOnCpuTest(unittest.TestCase):
+    """writer() calls write(2) in a loop: every sample in write's path is
+    writer's."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        command = [t.fixture("leaf_callers"), "writer", "3"]
+        cls.run_dir, _ = t.record(cls.tmp.path, ["-freq", "999", "-callgraph", "fp+cfi"], command)
+        cls.folded = t.read_folded(os.path.join(cls.run_dir, "folded_stacks.out"))
+        cls.fp_dir, _ = t.record(cls.tmp.path, ["-freq", "999", "-callgraph", "fp"], command)
+        cls.fp_folded = t.read_folded(os.path.join(cls.fp_dir, "folded_stacks.out"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_writer_calls_write_in_nearly_every_sample(self):
+        total, share = share_with_caller(self.folded, "writer", WRITE)
+        self.assertGreater(total, 500, "too few samples in write(2)")
+        self.assertGreaterEqual(share, 0.95, f"{share:.3f} of {total} write samples under writer")
+
+    def test_frame_pointers_alone_lose_the_writer(self):
+        total, share = share_with_caller(self.fp_folded, "writer", WRITE)
+        self.assertGreater(total, 500)
+        self.assertLess(share, 0.5, "the fixture no longer shows the frame-pointer hole")
+
+    def test_no_frame_is_counted_twice(self):
+        for name in ("writer", "main", WRITE):
+            self.assertEqual(repeated_frames(self.folded, name), 0, name)
+
+    def test_metadata_counts_the_repairs(self):
+        meta = t.read_metadata(self.run_dir)
+        self.assertEqual(meta["collection"]["callgraph"], "fp+cfi")
+        repair = meta["leaf_repair"]
+        # Nearly every sample is in write(2) or under it: its leaf had no frame.
+        self.assertGreater(repair["repaired"], 0.8 * repair["stacks"])
+        self.assertGreaterEqual(repair["frames_added"], repair["repaired"])
+        self.assertTrue(os.path.exists(os.path.join(self.run_dir, "unwound_stacks.bin")))
+
+    def test_postprocess_elsewhere_keeps_the_repairs(self):
+        elsewhere = t.TempDir()
+        try:
+            shutil.copy(os.path.join(self.run_dir, "prof.tar.gz"), elsewhere.path)
+            t.run_profcpu(["postprocess", "-dir", elsewhere.path])
+            with open(os.path.join(self.run_dir, "folded_stacks.out"), "rb") as a, \
+                    open(os.path.join(elsewhere.path, "folded_stacks.out"), "rb") as b:
+                self.assertEqual(a.read(), b.read())
+        finally:
+            elsewhere.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
