@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
+
 namespace profcpu::symbolize {
 namespace {
 
@@ -140,6 +142,39 @@ OsrRepairResult RepairDotnetOsrChain(absl::Span<const uint64_t> chain, uint64_t 
   }
   result.outcome = OsrRepairOutcome::kRepaired;
   return result;
+}
+
+void OsrRepairCounts::Add(const OsrRepairResult& result) {
+  if (result.outcome == OsrRepairOutcome::kNoOsrFrame) return;
+  ++samples_in_osr;
+  ++by_outcome[static_cast<size_t>(result.outcome)];
+}
+
+std::string OsrWarning(uint32_t pid, const OsrRepairCounts& counts, bool stack_copies) {
+  if (counts.samples_in_osr == 0) return "";
+  const std::string what = absl::StrCat(
+      "ran in .NET code entered through on-stack replacement ([OptimizedTier1OSR]: a loop in a "
+      "method called once, or before its optimized version was ready)");
+  const std::string workaround =
+      "or run it with DOTNET_TC_QuickJitForLoops=0 (README, .NET section)";
+  if (!stack_copies) {
+    return absl::StrCat("pid ", pid, ": ", counts.samples_in_osr, " samples ", what,
+                        "; a frame-pointer walk skips such a method's caller (the frame under "
+                        "it is the method's own Tier0 code): record with -callgraph fp+cfi, ",
+                        workaround);
+  }
+  const uint64_t unrepaired = counts.unrepaired();
+  if (unrepaired * 100 <= counts.samples_in_osr) return "";
+  std::string reasons;
+  for (size_t i = 2; i < counts.by_outcome.size(); ++i) {
+    if (counts.by_outcome[i] == 0) continue;
+    absl::StrAppend(&reasons, reasons.empty() ? "" : ", ",
+                    OsrRepairOutcomeName(static_cast<OsrRepairOutcome>(i)), " ",
+                    counts.by_outcome[i]);
+  }
+  return absl::StrCat("pid ", pid, ": ", unrepaired, " of ", counts.samples_in_osr, " samples that ",
+                      what, " kept the hole under it (", reasons,
+                      "): their caller is missing; ", workaround);
 }
 
 }  // namespace profcpu::symbolize

@@ -235,6 +235,34 @@ TEST(DotnetOsrRepairTest, OutcomesHaveNames) {
   EXPECT_STREQ(OsrRepairOutcomeName(OsrRepairOutcome::kCopyTooShort), "copy_too_short");
 }
 
+TEST(DotnetOsrRepairTest, WarnsOncePerProcessWhenCallersAreMissing) {
+  OsrRepairCounts counts;
+  EXPECT_EQ(OsrWarning(7, counts, false), "");
+  OsrRepairResult result;
+  counts.Add(result);  // no OSR frame: not counted
+  EXPECT_EQ(counts.samples_in_osr, 0u);
+  result.outcome = OsrRepairOutcome::kRepaired;
+  for (int i = 0; i < 99; ++i) counts.Add(result);
+  result.outcome = OsrRepairOutcome::kNoTier0Record;
+  counts.Add(result);
+  EXPECT_EQ(counts.unrepaired(), 1u);
+  // Without stack copies every OSR sample lost its caller.
+  EXPECT_THAT(OsrWarning(7, counts, false),
+              ::testing::HasSubstr("pid 7: 100 samples ran in .NET code entered through on-stack "
+                                   "replacement"));
+  EXPECT_THAT(OsrWarning(7, counts, false), ::testing::HasSubstr("-callgraph fp+cfi"));
+  // With copies, 1% unrepaired is the OSR prolog's share: no warning.
+  EXPECT_EQ(OsrWarning(7, counts, true), "");
+  result.outcome = OsrRepairOutcome::kCopyTooShort;
+  counts.Add(result);
+  counts.Add(result);
+  EXPECT_THAT(OsrWarning(7, counts, true),
+              ::testing::HasSubstr("3 of 102 samples that ran in .NET code entered through"));
+  EXPECT_THAT(OsrWarning(7, counts, true),
+              ::testing::HasSubstr("(copy_too_short 2, no_tier0_record 1)"));
+  EXPECT_THAT(OsrWarning(7, counts, true), ::testing::HasSubstr("DOTNET_TC_QuickJitForLoops=0"));
+}
+
 }  // namespace
 }  // namespace dotnet_osr_repair_test
 }  // namespace profcpu::symbolize
