@@ -17,11 +17,12 @@
 // caller} sits higher up in the same stack. A walk therefore reads
 //   Work[OptimizedTier1OSR] -> Work[QuickJitted] -> (the caller's caller)
 // and the caller (Main) is lost. Measured on .NET 10.0.12 x64 (docs/dotnet-osr.md):
-// in 3,101 of 3,102 OSR samples (the other was taken on the OSR prolog's
+// in 3,667 of 3,668 OSR samples (the other was taken on the OSR prolog's
 // first instruction, where the walk is right) exactly one slot S above the
 // OSR frame, below the caller's frame, held [S] == [OSR rbp] with a code
-// address in [S+8]: the Tier0 frame record, 128-384 bytes above rsp (once
-// 1,936). x64 only: arm64 OSR frames are laid out differently.
+// address in [S+8]: the Tier0 frame record, 128-560 bytes above rsp (once
+// 1,936; more for methods with more locals). x64 only: arm64 OSR frames
+// are laid out differently.
 //
 // RepairDotnetOsrChain finds that record in a sample's stack copy and
 // replaces the Tier0 word by the caller's return address. Pure: no I/O.
