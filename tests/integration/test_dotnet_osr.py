@@ -163,7 +163,15 @@ class OsrTest(unittest.TestCase):
         self.assertTrue(measured, result.stdout)
         runs = os.listdir(out)
         self.assertEqual(len(runs), 1, runs)
-        return os.path.join(out, runs[0]), measured
+        run_dir = os.path.join(out, runs[0])
+        # The runtime leaves its perf map and jitdump in /tmp; the run kept copies.
+        for name in os.listdir(os.path.join(run_dir, "jit")):
+            pid = re.fullmatch(r"(?:perf|jit|perfinfo)-(\d+)\.(?:map|dump)", name)
+            if pid:
+                for left in (f"perf-{pid[1]}.map", f"jit-{pid[1]}.dump", f"perfinfo-{pid[1]}.map"):
+                    if os.path.exists(os.path.join("/tmp", left)):
+                        os.unlink(os.path.join("/tmp", left))
+        return run_dir, measured
 
     def main_thread(self, run_dir):
         samples = read_thread_samples(run_dir)
