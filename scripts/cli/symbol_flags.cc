@@ -35,13 +35,14 @@ absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value) {
 }
 
 void AddCallgraphFlag(FlagSet* flags) {
-  flags->Add("callgraph", "MODE", "fp",
-             "how user stacks are walked: fp (frame pointers); fp+cfi[,BYTES], frame pointers "
-             "plus each sample's IP, SP, BP and up to BYTES (default 512) of its user stack, "
-             "from which the callers that frame pointers miss below a frameless leaf (libc's "
-             "write, poll, nanosleep, futex wrappers; prologues and epilogues) are put back by "
-             "the leaf's .eh_frame after collection (off-CPU stays too with -backend bpf "
-             "switch-outs); or dwarf[,BYTES], which copies each sample's user registers and "
+  flags->Add("callgraph", "MODE", "fp+cfi",
+             "how user stacks are walked: fp+cfi[,BYTES], frame pointers plus each sample's "
+             "(and each off-CPU switch-out's) IP, SP, BP and up to BYTES (default 512) of its "
+             "user stack, from which the callers frame pointers miss below a frameless leaf "
+             "(libc's write, poll, nanosleep and futex wrappers; prologues and epilogues) are "
+             "put back by the leaf's .eh_frame after collection (not for -backend bpf's on-CPU "
+             "samples, counted in the kernel); fp, frame pointers alone (no stack bytes in the "
+             "recording); or dwarf[,BYTES], which copies each sample's user registers and "
              "BYTES (default 8192) of its user stack and unwinds them all from the target's "
              ".eh_frame/.debug_frame, for code built without frame pointers (-backend perf and "
              "-mode cpu only; stacks cut short are counted in metadata.json, dwarf_unwinding). "

@@ -86,5 +86,82 @@ class WriterOnCpuTest(unittest.TestCase):
             elsewhere.cleanup()
 
 
+def measured(said, name):
+    m = re.search(name + r"=([\d.]+)", said)
+    if m is None:
+        raise AssertionError(f"leaf_callers did not print {name}: {said!r}")
+    return float(m.group(1))
+
+
+def weight_under(folded, name):
+    return sum(count for stack, count in folded.items() if name in stack)
+
+
+class SleepWaitOffCpuTest(unittest.TestCase):
+    """do_sleep() blocks in nanosleep, do_wait() in poll, both frameless
+    glibc wrappers: the off-CPU time lands under each caller, as measured."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        command = [t.fixture("leaf_callers"), "sleepwait", "3"]
+        cls.run_dir, cls.said = t.record(
+            cls.tmp.path, ["-mode", "offcpu", "-callgraph", "fp+cfi"], command)
+        cls.folded = t.read_folded(os.path.join(cls.run_dir, "folded_stacks.out"))
+        cls.fp_dir, _ = t.record(cls.tmp.path, ["-mode", "offcpu", "-callgraph", "fp"], command)
+        cls.fp_folded = t.read_folded(os.path.join(cls.fp_dir, "folded_stacks.out"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_time_under_each_caller_is_what_it_measured(self):
+        for name in ("do_sleep", "do_wait"):
+            truth_us = measured(self.said, name) * 1e6
+            got_us = weight_under(self.folded, name)
+            self.assertGreater(truth_us, 5e5, name)
+            self.assertAlmostEqual(got_us / truth_us, 1.0, delta=0.1,
+                                   msg=f"{name}: {got_us:.0f} us in the graph, {truth_us:.0f} measured")
+
+    def test_frame_pointers_alone_lose_the_callers(self):
+        total = sum(self.fp_folded.values())
+        for name in ("do_sleep", "do_wait"):
+            self.assertLess(weight_under(self.fp_folded, name), 0.1 * total, name)
+
+    def test_no_frame_is_counted_twice(self):
+        for name in ("do_sleep", "do_wait", "main"):
+            self.assertEqual(repeated_frames(self.folded, name), 0, name)
+
+
+class BlockedMainThreadTest(unittest.TestCase):
+    """main waits in pthread_join, whose futex wait is two frameless levels
+    down: the off-CPU stack keeps pthread_join and main above it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        cls.run_dir, cls.said = t.record(
+            cls.tmp.path, ["-mode", "offcpu", "-callgraph", "fp+cfi"],
+            [t.fixture("leaf_callers"), "join", "2"])
+        cls.folded = t.read_folded(os.path.join(cls.run_dir, "folded_stacks.out"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_join_and_main_are_kept(self):
+        join = re.compile(r"pthread_(clock|timed)?join")
+        joined_us = 0
+        for stack, count in self.folded.items():
+            if "main" not in stack:
+                continue
+            below_main = stack[stack.index("main") + 1:]
+            if below_main and join.search(below_main[0]):
+                joined_us += count
+        truth_us = measured(self.said, "joined") * 1e6
+        self.assertAlmostEqual(joined_us / truth_us, 1.0, delta=0.1,
+                               msg=f"{joined_us} us under main;pthread_join, {truth_us:.0f} joined")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -77,7 +77,8 @@ class DwarfCallgraphTest(unittest.TestCase):
         cls.tmp = t.TempDir()
         cls.dwarf_dir = record(cls.tmp.path, [symfix("symfix_nofp"), "2"],
                                extra=["-callgraph", "dwarf"])
-        cls.fp_dir = record(os.path.join(cls.tmp.path, "fp"), [symfix("symfix_nofp"), "2"])
+        cls.fp_dir = record(os.path.join(cls.tmp.path, "fp"), [symfix("symfix_nofp"), "2"],
+                            extra=["-callgraph", "fp"])
 
     @classmethod
     def tearDownClass(cls):
@@ -106,7 +107,7 @@ class DwarfCallgraphTest(unittest.TestCase):
         self.assertEqual(unwinding["not_unwound"], 0)
         self.assertLess(unwinding["truncated"], unwinding["stacks"] * 0.1)
         self.assertGreaterEqual(meta["samples"]["truncated_stacks"], unwinding["truncated"])
-        self.assertEqual(meta["recording_format_version"], 2)
+        self.assertEqual(meta["recording_format_version"], 3)
 
     def test_archive_replays_the_same_stacks_elsewhere(self):
         with tarfile.open(os.path.join(self.dwarf_dir, "prof.tar.gz")) as archive:
