@@ -8,7 +8,8 @@
 //   -mode offcpu:   sampler on a "dummy" event (tracking only, no samples),
 //                   BPF on sched_switch.
 //   -backend bpf:   sampler on the sampling event, the BPF program attached to
-//                   each of its events counts stacks in the kernel.
+//                   each of its events sends each sample's stacks inline;
+//                   they are counted per second in user space.
 //   -mode wall:     both halves.
 #ifndef PROFCPU_COLLECTOR_BPF_COLLECTION_H_
 #define PROFCPU_COLLECTOR_BPF_COLLECTION_H_
@@ -28,15 +29,18 @@
 
 namespace profcpu::collector {
 
-// How often in-kernel counts are read: a flat cost however high the
-// frequency, and the time resolution of counted samples.
+// How often counted on-CPU samples are written: the time resolution of
+// counted samples.
 inline constexpr uint64_t kCountIntervalNs = 1'000'000'000;
 
 struct BpfCollectionOptions {
   ProfileMode mode = ProfileMode::kCpu;
   SamplingBackend backend = SamplingBackend::kPerf;
-  // -backend bpf: one timestamped event per sample instead of in-kernel counts.
+  // -backend bpf: one timestamped record per sample instead of per-second counts.
   bool timestamps = false;
+  // -callgraph fp+cfi: off-CPU switch-outs carry the user registers and a
+  // copy of the user stack (BpfOptions::leaf_copy).
+  bool leaf_copy = false;
 };
 
 // Whose off-CPU time is recorded: the processes TrackProcess names (and
