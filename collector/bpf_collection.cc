@@ -28,6 +28,13 @@ double SamplesPerSecond(const SamplerOptions& sampler) {
 
 }  // namespace
 
+void DescribeLeafCopy(const BpfCollectionOptions& options, recording::Header* header) {
+  if (!options.leaf_copy || options.mode == ProfileMode::kCpu) return;
+  header->callgraph = "fp+cfi";
+  header->user_regs_mask = kLeafRegsMask;
+  header->user_stack_size = PROFCPU_LEAF_COPY_MAX;
+}
+
 absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
     const BpfCollectionOptions& options, const OffCpuScope& scope, SamplerOptions* sampler) {
   const bool offcpu = options.mode != ProfileMode::kCpu;

@@ -50,6 +50,16 @@ struct OffCpuScope {
   bool all_processes = false;
 };
 
+// perf's register numbers (arch/x86/include/uapi/asm/perf_regs.h): the
+// registers a switch-out carries with -callgraph fp+cfi, lowest bit first
+// as in a Sample: {bp, sp, ip}.
+inline constexpr uint64_t kLeafRegsMask = (1u << 6) | (1u << 7) | (1u << 8);
+
+// The recording header's call-graph fields when off-CPU switch-outs carry
+// the leaf's registers and stack copy (-callgraph fp+cfi); leaves `header`
+// alone otherwise. Called where the header is made (collection.cc).
+void DescribeLeafCopy(const BpfCollectionOptions& options, recording::Header* header);
+
 class BpfCollection {
  public:
   // nullptr when the mode and backend need no BPF. Otherwise loads the
