@@ -86,6 +86,9 @@ struct profcpu_blocked {
   __u32 tid;  // read while it was the current task
   __u32 flags;  // PROFCPU_BLOCKED_*
   __u32 pad;
+  // Its CPU time then (se.sum_exec_runtime, ns): when no switch back to it is
+  // reported, the CPU time it gained since tells when it began running.
+  __u64 runtime_ns;
 };
 
 // The stay was recorded by the snapshot of threads already blocked when

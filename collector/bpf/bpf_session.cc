@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
@@ -74,14 +76,18 @@ void AppendAddresses(const uint64_t* ips, size_t count, std::vector<uint64_t>* o
   }
 }
 
-// Whether thread `tid` of process `pid` (profcpu's pid namespace) is
-// running or runnable now, by /proc's state letter.
-bool IsRunning(uint32_t pid, uint32_t tid) {
-  auto stat = base::ReadFileBounded(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"), 4096);
-  if (!stat.ok()) return false;
-  // "tid (comm) S ...": the comm may hold ") ", the last one ends it.
-  const size_t end = stat->rfind(") ");
-  return end != std::string::npos && end + 2 < stat->size() && (*stat)[end + 2] == 'R';
+// The CPU time thread `tid` of process `pid` (profcpu's pid namespace) has
+// run, in ns: /proc's schedstat starts with se.sum_exec_runtime, the field
+// the programs keep in profcpu_blocked::runtime_ns. nullopt if it is gone.
+std::optional<uint64_t> ThreadRuntimeNs(uint32_t pid, uint32_t tid) {
+  auto stat =
+      base::ReadFileBounded(absl::StrCat("/proc/", pid, "/task/", tid, "/schedstat"), 4096);
+  uint64_t runtime;
+  if (!stat.ok() || !absl::SimpleAtoi(absl::string_view(*stat).substr(0, stat->find(' ')),
+                                      &runtime)) {
+    return std::nullopt;
+  }
+  return runtime;
 }
 
 uint64_t NextPowerOfTwo(uint64_t value) {
@@ -358,6 +364,22 @@ void BpfSession::DrainEvents(const Sink& sink) {
   draining_sink_ = nullptr;
 }
 
+uint64_t BpfSession::StayEnd(const profcpu_blocked& b, std::optional<uint64_t> runtime_ns,
+                              uint64_t now_ns) {
+  if (runtime_ns.has_value() && *runtime_ns > b.runtime_ns) {
+    // It ran since it switched out, though no switch to it was reported
+    // (see flush_missed_switch_in in profcpu.bpf.c), and is running still
+    // (switching out would have replaced the entry): it has been on the CPU
+    // for the CPU time it gained. A snapshot that raced with the thread's
+    // wakeup ends so too, right where it began: nothing is reported.
+    const uint64_t ran = *runtime_ns - b.runtime_ns;
+    return ran < now_ns ? std::max<uint64_t>(now_ns - ran, b.start_ns) : b.start_ns;
+  }
+  // Woken, not run yet: it waits for a CPU; the stay ends at the wakeup, as
+  // the programs end it. Otherwise it is blocked still.
+  return b.woken_ns > b.start_ns ? std::min<uint64_t>(b.woken_ns, now_ns) : now_ns;
+}
+
 void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
   if (!options_.offcpu) return;
   const int fd = bpf_map__fd(skeleton_->maps.blocked);
@@ -376,16 +398,8 @@ void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
     key = next;
     profcpu_blocked b;
     if (!seen.insert(key).second || bpf_map_lookup_elem(fd, &key, &b) != 0) continue;
-    // Woken but not seen running: it either waits for a CPU or ran without
-    // the tracepoint saying so (see flush_missed_switch_in); end it at the
-    // wakeup, as the programs do.
-    const uint64_t end = b.woken_ns > b.start_ns ? std::min<uint64_t>(b.woken_ns, now_ns) : now_ns;
+    const uint64_t end = StayEnd(b, ThreadRuntimeNs(b.pid, b.tid), now_ns);
     if (b.start_ns < min_start || b.start_ns >= end) continue;
-    // A snapshot that raced with the thread's wakeup leaves an entry for a
-    // thread that has been running since (and never switched out to clear it).
-    if ((b.flags & PROFCPU_BLOCKED_SNAPSHOT) != 0 && b.woken_ns == 0 && IsRunning(b.pid, b.tid)) {
-      continue;
-    }
     recording::OffCpuSample off;
     off.time_ns = end;
     off.duration_ns = end - b.start_ns;
@@ -403,6 +417,8 @@ void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
 void BpfSession::DrainCounts(uint64_t now_ns, const Sink& sink) {
   sample_counts_.Flush(now_ns, sink);
 }
+
+int BpfSession::BlockedMapFdForTesting() const { return bpf_map__fd(skeleton_->maps.blocked); }
 
 uint64_t BpfSession::ProgramMisses() const {
   uint64_t misses = 0;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,15 @@ class BpfSession {
   void DrainLosses(uint64_t now_ns, const Sink& sink);
 
   const BpfCounters& counters() const { return counters_; }
+  // When stay `b`, still on record at `now_ns`, ended: now if its thread is
+  // blocked still, its wakeup if it waits for a CPU, or when it began
+  // running if it did though no switch to it was reported (`runtime_ns`,
+  // the thread's CPU time now, is past the stay's). b.start_ns when it
+  // never was a stay.
+  static uint64_t StayEnd(const profcpu_blocked& b, std::optional<uint64_t> runtime_ns,
+                          uint64_t now_ns);
+  // The `blocked` map (for tests that stage a stay whose switch went unreported).
+  int BlockedMapFdForTesting() const;
   // Runs of the programs the kernel skipped (bpf_prog_info.recursion_misses:
   // a program already running on that CPU), summed over the programs.
   uint64_t ProgramMisses() const;
