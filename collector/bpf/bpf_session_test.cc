@@ -521,5 +521,51 @@ TEST(BpfSessionTest, LeafCopyCarriesRegistersAndTheStackAboveSp) {
   EXPECT_GT((*session)->counters().leaf_copies, 0u);
 }
 
+// A thread blocked in poll before collection begins: the snapshot of
+// blocked threads copies its registers and stack too (bpf_copy_from_user_task).
+TEST(BpfSessionTest, SnapshotOfABlockedThreadCarriesItsLeafCopy) {
+  std::atomic<pid_t> poller{0};
+  std::thread thread([&] {
+    poller = Tid();
+    BlockInPoll(600);
+  });
+  while (poller.load() == 0) SleepMs(1);
+  SleepMs(50);  // in poll by now
+  BpfOptions options;
+  options.offcpu = true;
+  options.leaf_copy = true;
+  auto session = BpfSession::Open(options);
+  ASSERT_TRUE(session.ok()) << session.status() << "\n" << BpfSession::LibbpfLog();
+  ASSERT_TRUE((*session)->AttachScheduler().ok());
+  ASSERT_TRUE((*session)->TrackProcess(::getpid()).ok());
+  std::vector<recording::OffCpuSample> stays;
+  auto sink = [&](recording::Record&& r) {
+    if (auto* o = std::get_if<recording::OffCpuSample>(&r)) stays.push_back(*o);
+  };
+  auto found = (*session)->SnapshotBlockedThreads(sink);
+  ASSERT_TRUE(found.ok()) << found.status();
+  if (*found == 0) GTEST_SKIP() << "no sleepable task iterator (Linux before 5.18)";
+  (*session)->DrainEvents(sink);
+  (*session)->ReportStaysInProgress(MonotonicNs(), sink);
+  thread.join();
+  const recording::OffCpuSample* poll_stay = nullptr;
+  for (const recording::OffCpuSample& o : stays) {
+    if (o.tid == static_cast<uint32_t>(poller.load())) poll_stay = &o;
+  }
+  ASSERT_NE(poll_stay, nullptr);
+  ASSERT_EQ(poll_stay->user_regs.size(), 3u);
+  Dl_info info;
+  ASSERT_NE(::dladdr(reinterpret_cast<void*>(poll_stay->user_regs[2]), &info), 0);
+  EXPECT_NE(std::string(info.dli_fname).find("libc"), std::string::npos) << info.dli_fname;
+  const auto begin = reinterpret_cast<uint64_t>(&BlockInPoll);
+  bool found_return = false;
+  for (size_t at = 0; at + 8 <= poll_stay->user_stack_copy.size(); at += 8) {
+    uint64_t word;
+    std::memcpy(&word, poll_stay->user_stack_copy.data() + at, sizeof(word));
+    if (word > begin && word < begin + 256) found_return = true;
+  }
+  EXPECT_TRUE(found_return) << "no return address into BlockInPoll in the copy";
+}
+
 }  // namespace
 }  // namespace profcpu::collector
