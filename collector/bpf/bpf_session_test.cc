@@ -474,6 +474,29 @@ __attribute__((noinline)) void BlockInPoll(int ms) {
   asm volatile("" ::: "memory");  // no tail call: the return address stays on the stack
 }
 
+// `stay` (BlockInPoll's) carries registers whose ip lies in libc and a stack
+// copy holding, among its first words above sp (the copy ends at
+// BlockInPoll's frame record, bp + 16), the return address from poll's
+// wrapper into BlockInPoll.
+void ExpectLeafOfBlockInPoll(const recording::OffCpuSample& stay) {
+  EXPECT_EQ(stay.user_regs_abi, 2u);
+  ASSERT_EQ(stay.user_regs.size(), 3u);  // bp, sp, ip
+  EXPECT_NE(stay.user_regs[1], 0u);
+  Dl_info info;
+  ASSERT_NE(::dladdr(reinterpret_cast<void*>(stay.user_regs[2]), &info), 0);
+  EXPECT_NE(std::string(info.dli_fname).find("libc"), std::string::npos) << info.dli_fname;
+  ASSERT_GE(stay.user_stack_copy.size(), 16u);
+  ASSERT_LE(stay.user_stack_copy.size(), size_t{PROFCPU_LEAF_COPY_MAX});
+  const auto begin = reinterpret_cast<uint64_t>(&BlockInPoll);
+  bool found = false;
+  for (size_t at = 0; at + 8 <= stay.user_stack_copy.size(); at += 8) {
+    uint64_t word;
+    std::memcpy(&word, stay.user_stack_copy.data() + at, sizeof(word));
+    if (word > begin && word < begin + 256) found = true;
+  }
+  EXPECT_TRUE(found) << "no return address into BlockInPoll in the copy";
+}
+
 TEST(BpfSessionTest, LeafCopyCarriesRegistersAndTheStackAboveSp) {
   BpfOptions options;
   options.offcpu = true;
@@ -498,26 +521,7 @@ TEST(BpfSessionTest, LeafCopyCarriesRegistersAndTheStackAboveSp) {
     if (o.tid == static_cast<uint32_t>(poller.load()) && o.duration_ns > 100'000'000) poll_stay = &o;
   }
   ASSERT_NE(poll_stay, nullptr);
-  EXPECT_EQ(poll_stay->user_regs_abi, 2u);
-  ASSERT_EQ(poll_stay->user_regs.size(), 3u);  // bp, sp, ip
-  const uint64_t sp = poll_stay->user_regs[1];
-  const uint64_t ip = poll_stay->user_regs[2];
-  Dl_info info;
-  ASSERT_NE(::dladdr(reinterpret_cast<void*>(ip), &info), 0);
-  EXPECT_NE(std::string(info.dli_fname).find("libc"), std::string::npos) << info.dli_fname;
-  ASSERT_GE(poll_stay->user_stack_copy.size(), 16u);
-  ASSERT_LE(poll_stay->user_stack_copy.size(), size_t{PROFCPU_LEAF_COPY_MAX});
-  EXPECT_NE(sp, 0u);
-  // Among the first words above sp (the copy ends at BlockInPoll's frame
-  // record, bp + 16): the return address from poll's wrapper into BlockInPoll.
-  const auto begin = reinterpret_cast<uint64_t>(&BlockInPoll);
-  bool found = false;
-  for (size_t at = 0; at + 8 <= poll_stay->user_stack_copy.size(); at += 8) {
-    uint64_t word;
-    std::memcpy(&word, poll_stay->user_stack_copy.data() + at, sizeof(word));
-    if (word > begin && word < begin + 256) found = true;
-  }
-  EXPECT_TRUE(found) << "no return address into BlockInPoll in the copy";
+  ExpectLeafOfBlockInPoll(*poll_stay);
   EXPECT_GT((*session)->counters().leaf_copies, 0u);
 }
 
@@ -553,18 +557,7 @@ TEST(BpfSessionTest, SnapshotOfABlockedThreadCarriesItsLeafCopy) {
     if (o.tid == static_cast<uint32_t>(poller.load())) poll_stay = &o;
   }
   ASSERT_NE(poll_stay, nullptr);
-  ASSERT_EQ(poll_stay->user_regs.size(), 3u);
-  Dl_info info;
-  ASSERT_NE(::dladdr(reinterpret_cast<void*>(poll_stay->user_regs[2]), &info), 0);
-  EXPECT_NE(std::string(info.dli_fname).find("libc"), std::string::npos) << info.dli_fname;
-  const auto begin = reinterpret_cast<uint64_t>(&BlockInPoll);
-  bool found_return = false;
-  for (size_t at = 0; at + 8 <= poll_stay->user_stack_copy.size(); at += 8) {
-    uint64_t word;
-    std::memcpy(&word, poll_stay->user_stack_copy.data() + at, sizeof(word));
-    if (word > begin && word < begin + 256) found_return = true;
-  }
-  EXPECT_TRUE(found_return) << "no return address into BlockInPoll in the copy";
+  ExpectLeafOfBlockInPoll(*poll_stay);
 }
 
 }  // namespace
