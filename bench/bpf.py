@@ -5,7 +5,12 @@
    -backend perf (every sample through a ring buffer to user space), on the
    CPU-bound fixed_work at 99, 999 and 4999 Hz.
 2. -mode offcpu (a BPF program on every context switch) on context_switcher,
-   paced to 20k context switches a second.
+   paced to 20k context switches a second, with and without -callgraph
+   fp+cfi (each switch-out also copies the user registers and up to 512
+   bytes of user stack).
+3. -backend bpf's stacks on cpu_shares_nofp (bpf_stacks.py): lost stacks,
+   shares, BPF time and profcpu CPU per sample; with --old-profcpu, beside
+   an older build's (main before inline stacks: the stack map).
 
 For each: the workload's wall time and CPU time (the kernel-side cost of
 sampling and of the sched_switch program lands there, in the context it
@@ -18,6 +23,7 @@ import statistics
 import subprocess
 import tempfile
 
+import bpf_stacks
 from overhead import run_once
 
 
@@ -50,6 +56,9 @@ def main():
                         help="context_switcher round trips (two switches each, 20k/s)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--freqs", default="99,999,4999")
+    parser.add_argument("--nofp", required=True, help="tests/fixtures/cpu_shares_nofp")
+    parser.add_argument("--old-profcpu", help="an older profcpu to compare stacks with")
+    parser.add_argument("--stack-seconds", type=int, default=10)
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="profcpu-bench-bpf-")
 
@@ -77,8 +86,15 @@ def main():
                                                profcpu("-freq", "1"), args.repeat), baseline)
     row("profcpu -mode offcpu", "-", measure(args.switcher, args.switches,
                                              profcpu("-mode", "offcpu"), args.repeat), baseline)
+    row("profcpu -mode offcpu fp+cfi", "-",
+        measure(args.switcher, args.switches, profcpu("-mode", "offcpu", "-callgraph", "fp+cfi"),
+                args.repeat), baseline)
     row("profcpu -mode wall", 99, measure(args.switcher, args.switches,
                                           profcpu("-mode", "wall"), args.repeat), baseline)
+    binaries = [("profcpu (inline stacks)", args.profcpu)]
+    if args.old_profcpu:
+        binaries.append(("old profcpu (stack map)", args.old_profcpu))
+    bpf_stacks.run(binaries, args.nofp, args.stack_seconds, 999, args.repeat, tmp)
     subprocess.run(["rm", "-rf", tmp])
 
 

@@ -1,15 +1,39 @@
 #include "collector/bpf_collection.h"
 
 #include <linux/perf_event.h>
+#include <unistd.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "collector/perf/event_spec.h"
 #include "collector/perf/perf_event.h"
 #include "collector/proc/cgroup.h"
 
 namespace profcpu::collector {
+namespace {
+
+// On-CPU samples per second per CPU that `sampler` asks for: its frequency,
+// or for a clock event in period mode one per period (ns); for other events
+// in period mode the kernel's ceiling, kernel.perf_event_max_sample_rate.
+double SamplesPerSecond(const SamplerOptions& sampler) {
+  if (sampler.frequency_mode) return static_cast<double>(sampler.rate);
+  const bool clock = sampler.event.type == PERF_TYPE_SOFTWARE &&
+                     (sampler.event.config == PERF_COUNT_SW_CPU_CLOCK ||
+                      sampler.event.config == PERF_COUNT_SW_TASK_CLOCK);
+  if (clock && sampler.rate > 0) return 1e9 / static_cast<double>(sampler.rate);
+  return KernelMaxSampleRate();
+}
+
+}  // namespace
+
+void DescribeLeafCopy(const BpfCollectionOptions& options, recording::Header* header) {
+  if (!options.leaf_copy || options.mode == ProfileMode::kCpu) return;
+  header->callgraph = "fp+cfi";
+  header->user_regs_mask = kLeafRegsMask;
+  header->user_stack_size = PROFCPU_LEAF_COPY_MAX;
+}
 
 absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
     const BpfCollectionOptions& options, const OffCpuScope& scope, SamplerOptions* sampler) {
@@ -22,6 +46,7 @@ absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
   bpf.oncpu = oncpu;
   bpf.timestamps = options.timestamps;
   bpf.kernel_stacks = sampler->kernel_stacks;
+  bpf.leaf_copy = offcpu && options.leaf_copy;
   if (scope.all_processes) {
     bpf.scope = PROFCPU_SCOPE_ALL;
   } else if (!scope.cgroup_dir.empty()) {
@@ -30,8 +55,13 @@ absl::StatusOr<std::unique_ptr<BpfCollection>> BpfCollection::Create(
     bpf.cgroup_id = cgroup.id;
     bpf.cgroup_level = cgroup.level;
   }
-  // The stack map refuses a depth above kernel.perf_event_max_stack.
-  bpf.max_stack_depth = std::clamp(PerfEventMaxStack(), 1, 127);
+  // bpf_get_stack walks at most kernel.perf_event_max_stack frames.
+  bpf.max_stack_depth = std::clamp(PerfEventMaxStack(), 1, PROFCPU_MAX_STACK_DEPTH);
+  if (oncpu) {
+    bpf.ring_buffer_bytes = BpfSession::RingBufferBytes(
+        SamplesPerSecond(*sampler), static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)),
+        bpf.max_stack_depth);
+  }
   bpf.what = oncpu && !offcpu ? "-backend bpf"
                               : absl::StrCat("-mode ", ProfileModeName(options.mode));
   PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<BpfSession> session, BpfSession::Open(bpf));
@@ -67,7 +97,7 @@ absl::Status BpfCollection::Poll(uint64_t now_ns, bool final, RecordOrderer* ord
   session_->DrainEvents(sink);
   if (final) session_->ReportStaysInProgress(now_ns, sink);
   if (final || now_ns - last_counts_ns_ >= kCountIntervalNs) {
-    PROFCPU_RETURN_IF_ERROR(session_->DrainCounts(now_ns, sink));
+    session_->DrainCounts(now_ns, sink);
     session_->DrainLosses(now_ns, sink);
     last_counts_ns_ = now_ns;
   }
@@ -80,7 +110,7 @@ uint64_t BpfCollection::samples() const {
 
 uint64_t BpfCollection::lost() const {
   const BpfCounters& c = session_->counters();
-  return c.losses[PROFCPU_LOSS_RINGBUF] + c.losses[PROFCPU_LOSS_COUNTS_FULL];
+  return c.losses[PROFCPU_LOSS_RINGBUF];
 }
 
 std::vector<std::string> BpfCollection::warnings() const {
@@ -91,16 +121,11 @@ std::vector<std::string> BpfCollection::warnings() const {
                                     " BPF events were lost because the BPF ring buffer was full "
                                     "(profcpu did not keep up)"));
   }
-  if (c.losses[PROFCPU_LOSS_STACK] > 0) {
-    warnings.push_back(absl::StrCat(c.losses[PROFCPU_LOSS_STACK],
-                                    " stacks could not be stored in the BPF stack map (full, or "
-                                    "a hash collision); those samples show no stack"));
-  }
-  if (c.losses[PROFCPU_LOSS_COUNTS_FULL] > 0) {
-    warnings.push_back(absl::StrCat(c.losses[PROFCPU_LOSS_COUNTS_FULL],
-                                    " samples were lost because the BPF count map was full "
-                                    "(too many distinct thread/stack pairs): use a shorter "
-                                    "-duration or -backend perf"));
+  if (c.leaf_copies_failed > 0) {
+    warnings.push_back(absl::StrCat(
+        c.leaf_copies_failed, " of ", c.leaf_copies,
+        " off-CPU switch-outs have no user stack copy (the stack was not resident): their "
+        "leaf's caller cannot be repaired"));
   }
   uint64_t maps = c.losses[PROFCPU_LOSS_BLOCKED_FULL] + c.losses[PROFCPU_LOSS_TGIDS_FULL];
   if (maps > 0) {

@@ -8,7 +8,8 @@
 //   -mode offcpu:   sampler on a "dummy" event (tracking only, no samples),
 //                   BPF on sched_switch.
 //   -backend bpf:   sampler on the sampling event, the BPF program attached to
-//                   each of its events counts stacks in the kernel.
+//                   each of its events sends each sample's stacks inline;
+//                   they are counted per second in user space.
 //   -mode wall:     both halves.
 #ifndef PROFCPU_COLLECTOR_BPF_COLLECTION_H_
 #define PROFCPU_COLLECTOR_BPF_COLLECTION_H_
@@ -28,15 +29,18 @@
 
 namespace profcpu::collector {
 
-// How often in-kernel counts are read: a flat cost however high the
-// frequency, and the time resolution of counted samples.
+// How often counted on-CPU samples are written: the time resolution of
+// counted samples.
 inline constexpr uint64_t kCountIntervalNs = 1'000'000'000;
 
 struct BpfCollectionOptions {
   ProfileMode mode = ProfileMode::kCpu;
   SamplingBackend backend = SamplingBackend::kPerf;
-  // -backend bpf: one timestamped event per sample instead of in-kernel counts.
+  // -backend bpf: one timestamped record per sample instead of per-second counts.
   bool timestamps = false;
+  // -callgraph fp+cfi: off-CPU switch-outs carry the user registers and a
+  // copy of the user stack (BpfOptions::leaf_copy).
+  bool leaf_copy = false;
 };
 
 // Whose off-CPU time is recorded: the processes TrackProcess names (and
@@ -45,6 +49,16 @@ struct OffCpuScope {
   std::string cgroup_dir;  // a cgroup v2 directory: every task in it or below
   bool all_processes = false;
 };
+
+// perf's register numbers (arch/x86/include/uapi/asm/perf_regs.h): the
+// registers a switch-out carries with -callgraph fp+cfi, lowest bit first
+// as in a Sample: {bp, sp, ip}.
+inline constexpr uint64_t kLeafRegsMask = (1u << 6) | (1u << 7) | (1u << 8);
+
+// The recording header's call-graph fields when off-CPU switch-outs carry
+// the leaf's registers and stack copy (-callgraph fp+cfi); leaves `header`
+// alone otherwise. Called where the header is made (collection.cc).
+void DescribeLeafCopy(const BpfCollectionOptions& options, recording::Header* header);
 
 class BpfCollection {
  public:

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
@@ -54,8 +56,8 @@ recording::LossReason LossReasonOf(int index) {
 // linux/perf_event.h: call chain entries from here up are context markers.
 constexpr uint64_t kPerfContextMax = static_cast<uint64_t>(-4095);
 
-// Entries read per batch when draining the counts map.
-constexpr uint32_t kCountBatch = 1024;
+// perf_event.h's PERF_SAMPLE_REGS_ABI_64: the user registers are 64-bit ones.
+constexpr uint32_t kRegsAbi64 = 2;
 
 // Distinct inline stacks remembered before the table starts over: bounds
 // profcpu's memory on a long whole-machine run (a few hundred bytes each,
@@ -63,9 +65,9 @@ constexpr uint32_t kCountBatch = 1024;
 constexpr size_t kMaxInlineStacks = 1 << 16;
 
 // Appends the addresses of a stack, leaving out perf's context markers: on
-// perf events that sample call chains, bpf_get_stackid reuses perf's chain,
+// perf events that sample call chains, bpf_get_stack reuses perf's chain,
 // PERF_CONTEXT_KERNEL and _USER included (kernel/bpf/stackmap.c,
-// bpf_get_stackid_pe); the perf record parser drops them too.
+// bpf_get_stack_pe); the perf record parser drops them too.
 void AppendAddresses(const uint64_t* ips, size_t count, std::vector<uint64_t>* out) {
   for (size_t i = 0; i < count; ++i) {
     if (ips[i] == 0) break;  // the kernel zero-fills past the stack's depth
@@ -74,30 +76,37 @@ void AppendAddresses(const uint64_t* ips, size_t count, std::vector<uint64_t>* o
   }
 }
 
-// Whether thread `tid` of process `pid` (profcpu's pid namespace) is
-// running or runnable now, by /proc's state letter.
-bool IsRunning(uint32_t pid, uint32_t tid) {
-  auto stat = base::ReadFileBounded(absl::StrCat("/proc/", pid, "/task/", tid, "/stat"), 4096);
-  if (!stat.ok()) return false;
-  // "tid (comm) S ...": the comm may hold ") ", the last one ends it.
-  const size_t end = stat->rfind(") ");
-  return end != std::string::npos && end + 2 < stat->size() && (*stat)[end + 2] == 'R';
+// The CPU time thread `tid` of process `pid` (profcpu's pid namespace) has
+// run, in ns: /proc's schedstat starts with se.sum_exec_runtime, the field
+// the programs keep in profcpu_blocked::runtime_ns. nullopt if it is gone.
+std::optional<uint64_t> ThreadRuntimeNs(uint32_t pid, uint32_t tid) {
+  auto stat =
+      base::ReadFileBounded(absl::StrCat("/proc/", pid, "/task/", tid, "/schedstat"), 4096);
+  uint64_t runtime;
+  if (!stat.ok() || !absl::SimpleAtoi(absl::string_view(*stat).substr(0, stat->find(' ')),
+                                      &runtime)) {
+    return std::nullopt;
+  }
+  return runtime;
 }
 
-int32_t StackIdOf(__s32 id) { return id < 0 ? recording::kNoStack : id; }
-
-recording::StackSample StackSampleOf(uint32_t pid, uint32_t tid, uint32_t cpu, __s32 kernel_stack,
-                                     __s32 user_stack) {
-  recording::StackSample sample;
-  sample.pid = pid;
-  sample.tid = tid;
-  sample.cpu = cpu;
-  sample.kernel_stack = StackIdOf(kernel_stack);
-  sample.user_stack = StackIdOf(user_stack);
-  return sample;
+uint64_t NextPowerOfTwo(uint64_t value) {
+  uint64_t power = 1;
+  while (power < value) power <<= 1;
+  return power;
 }
 
 }  // namespace
+
+uint64_t BpfSession::RingBufferBytes(double samples_per_second, int cpus, int max_stack_depth) {
+  constexpr uint64_t kMin = 4 << 20;
+  constexpr uint64_t kMax = 256 << 20;
+  const double event_bytes = sizeof(profcpu_sample_inline) +
+                             2.0 * std::clamp(max_stack_depth, 1, PROFCPU_MAX_STACK_DEPTH) * 8;
+  const double wanted = samples_per_second * std::max(cpus, 1) * event_bytes * 0.4;
+  if (!(wanted < static_cast<double>(kMax))) return kMax;  // also NaN
+  return std::clamp(NextPowerOfTwo(static_cast<uint64_t>(wanted)), kMin, kMax);
+}
 
 std::string BpfSession::LibbpfLog() {
   std::lock_guard<std::mutex> lock(g_log_mutex);
@@ -131,7 +140,6 @@ absl::Status BpfSession::Load() {
   skeleton_ = profcpu_bpf__open();
   if (skeleton_ == nullptr) return Failure(errno, "open");
   skeleton_->rodata->kernel_stacks = options_.kernel_stacks;
-  skeleton_->rodata->timestamps = options_.timestamps;
   skeleton_->rodata->scope = options_.scope;
   skeleton_->rodata->cgroup_id = options_.cgroup_id;
   skeleton_->rodata->cgroup_level = options_.cgroup_level;
@@ -143,11 +151,16 @@ absl::Status BpfSession::Load() {
   skeleton_->rodata->inline_stack_bytes =
       static_cast<uint32_t>(std::clamp(options_.max_stack_depth, 1, PROFCPU_MAX_STACK_DEPTH)) *
       sizeof(uint64_t);
-  bpf_map__set_value_size(skeleton_->maps.stacks,
-                          static_cast<uint32_t>(options_.max_stack_depth) * sizeof(uint64_t));
-  bpf_map__set_max_entries(skeleton_->maps.stacks, options_.stack_map_entries);
+  bpf_map__set_max_entries(skeleton_->maps.events,
+                           static_cast<uint32_t>(std::clamp<uint64_t>(
+                               NextPowerOfTwo(options_.ring_buffer_bytes), 4096, 1u << 30)));
   // bpf_copy_from_user_task and sleepable task iterators: Linux 5.18.
   const BpfFacts facts = GatherBpfFacts();
+  // bpf_task_pt_regs: Linux 5.15. Before, switch-outs go without the copy.
+  if (facts.kernel_major < 5 || (facts.kernel_major == 5 && facts.kernel_minor < 15)) {
+    options_.leaf_copy = false;
+  }
+  skeleton_->rodata->leaf_copy = options_.leaf_copy;
   can_snapshot_ = options_.offcpu && (facts.kernel_major > 5 ||
                                       (facts.kernel_major == 5 && facts.kernel_minor >= 18));
   if (!can_snapshot_) bpf_program__set_autoload(skeleton_->progs.snapshot_blocked, false);
@@ -161,18 +174,12 @@ absl::Status BpfSession::Load() {
     bpf_map__set_max_entries(skeleton_->maps.tgids, 1);
     bpf_map__set_max_entries(skeleton_->maps.requested, 1);
   }
-  if (!options_.oncpu) {
-    // Off-CPU stacks travel inline: only on-CPU sampling uses the stack map.
-    bpf_program__set_autoload(skeleton_->progs.on_sample, false);
-    bpf_map__set_max_entries(skeleton_->maps.stacks, 1);
-  }
-  if (!options_.oncpu || options_.timestamps) bpf_map__set_max_entries(skeleton_->maps.counts, 1);
+  if (!options_.oncpu) bpf_program__set_autoload(skeleton_->progs.on_sample, false);
   int err = profcpu_bpf__load(skeleton_);
   if (err != 0) return Failure(-err, "load");
   ring_ = ring_buffer__new(bpf_map__fd(skeleton_->maps.events), &BpfSession::OnEvent, this,
                            nullptr);
   if (ring_ == nullptr) return Failure(errno, "ring buffer setup");
-  stack_buffer_.resize(static_cast<size_t>(options_.max_stack_depth));
   return absl::OkStatus();
 }
 
@@ -245,30 +252,11 @@ absl::Status BpfSession::AttachToPerfEvent(int perf_event_fd) {
   return absl::OkStatus();
 }
 
-void BpfSession::EmitStack(int32_t id, bool kernel, uint64_t time_ns, const Sink& sink) {
-  if (id < 0 || stacks_written_.contains(id)) return;
-  // Entries are never deleted or reused (no BPF_F_REUSE_STACKID), so an id
-  // names the same stack for the whole run: read it once.
-  std::fill(stack_buffer_.begin(), stack_buffer_.end(), 0);
-  if (bpf_map_lookup_elem(bpf_map__fd(skeleton_->maps.stacks), &id, stack_buffer_.data()) != 0) {
-    return;  // the record naming it counts as missing a stack at replay
-  }
-  stacks_written_.insert(id);
-  ++counters_.stacks;
-  recording::StackTrace trace;
-  trace.time_ns = time_ns;
-  trace.id = static_cast<uint32_t>(id);
-  trace.kernel = kernel;
-  AppendAddresses(stack_buffer_.data(), stack_buffer_.size(), &trace.ips);
-  trace.truncated = trace.ips.size() == stack_buffer_.size();
-  sink(std::move(trace));
-}
-
-int32_t BpfSession::InlineStackId(const uint64_t* ips, size_t count, bool kernel,
+int32_t BpfSession::InlineStackId(const std::vector<uint64_t>& ips, bool kernel,
                                   uint64_t time_ns, const Sink& sink) {
-  if (count == 0) return recording::kNoStack;
+  if (ips.empty()) return recording::kNoStack;
   std::string key(1, kernel ? 'k' : 'u');
-  key.append(reinterpret_cast<const char*>(ips), count * sizeof(uint64_t));
+  key.append(reinterpret_cast<const char*>(ips.data()), ips.size() * sizeof(uint64_t));
   auto it = inline_stacks_.find(key);
   if (it != inline_stacks_.end()) return it->second;
   if (inline_stacks_.size() >= kMaxInlineStacks) inline_stacks_.clear();
@@ -280,23 +268,60 @@ int32_t BpfSession::InlineStackId(const uint64_t* ips, size_t count, bool kernel
   trace.time_ns = time_ns;
   trace.id = static_cast<uint32_t>(id);
   trace.kernel = kernel;
-  AppendAddresses(ips, count, &trace.ips);
-  trace.truncated = count * sizeof(uint64_t) == skeleton_->rodata->inline_stack_bytes;
+  AppendAddresses(ips.data(), ips.size(), &trace.ips);
+  trace.truncated = ips.size() * sizeof(uint64_t) == skeleton_->rodata->inline_stack_bytes;
   sink(std::move(trace));
   return id;
 }
 
-void BpfSession::OnSwitchOut(const profcpu_switch_out& header, const uint64_t* ips,
-                             const Sink& sink) {
-  const size_t kernel_count = header.kernel_bytes / sizeof(uint64_t);
-  const size_t user_count = header.user_bytes / sizeof(uint64_t);
+void BpfSession::OnSwitchOut(SwitchOutEvent& event, const Sink& sink) {
   PendingStay stay;
-  stay.kernel_stack = InlineStackId(ips, kernel_count, /*kernel=*/true, header.time_ns, sink);
-  stay.user_stack =
-      InlineStackId(ips + kernel_count, user_count, /*kernel=*/false, header.time_ns, sink);
+  stay.kernel_stack = InlineStackId(event.stacks.kernel, /*kernel=*/true, event.time_ns, sink);
+  stay.user_stack = InlineStackId(event.stacks.user, /*kernel=*/false, event.time_ns, sink);
+  if (!event.user_regs.empty()) {
+    ++counters_.leaf_copies;
+    stay.user_regs = std::move(event.user_regs);
+    stay.user_stack_copy = std::move(event.user_stack_copy);
+  }
   // A thread blocks again only after running: a stay still pending here
   // lost its ending event (a full ring buffer, counted there).
-  pending_stays_[header.tid] = stay;
+  pending_stays_[event.tid] = std::move(stay);
+}
+
+void BpfSession::OnSample(const SampleEvent& event, const Sink& sink) {
+  const int32_t kernel_stack =
+      InlineStackId(event.stacks.kernel, /*kernel=*/true, event.time_ns, sink);
+  const int32_t user_stack =
+      InlineStackId(event.stacks.user, /*kernel=*/false, event.time_ns, sink);
+  ++counters_.samples;
+  if (!options_.timestamps) {
+    sample_counts_.Add(event.pid, event.tid, event.cpu, kernel_stack, user_stack, event.period);
+    return;
+  }
+  recording::StackSample sample;
+  sample.time_ns = event.time_ns;
+  sample.pid = event.pid;
+  sample.tid = event.tid;
+  sample.cpu = event.cpu;
+  sample.count = 1;
+  sample.period = event.period;
+  sample.kernel_stack = kernel_stack;
+  sample.user_stack = user_stack;
+  sink(std::move(sample));
+}
+
+void BpfSession::TakePendingStay(uint32_t tid, recording::OffCpuSample* off) {
+  off->kernel_stack = off->user_stack = recording::kNoStack;
+  auto it = pending_stays_.find(tid);
+  if (it == pending_stays_.end()) return;
+  off->kernel_stack = it->second.kernel_stack;
+  off->user_stack = it->second.user_stack;
+  if (!it->second.user_regs.empty()) {
+    off->user_regs_abi = kRegsAbi64;
+    off->user_regs = std::move(it->second.user_regs);
+    off->user_stack_copy = std::move(it->second.user_stack_copy);
+  }
+  pending_stays_.erase(it);
 }
 
 int BpfSession::OnEvent(void* context, void* data, size_t size) {
@@ -305,22 +330,13 @@ int BpfSession::OnEvent(void* context, void* data, size_t size) {
   const Sink& sink = *self->draining_sink_;
   uint32_t kind;
   std::memcpy(&kind, data, sizeof(kind));
+  // Events that are not what the programs write are skipped.
+  if (kind == PROFCPU_EVENT_SAMPLE_INLINE) {
+    if (DecodeSample(data, size, &self->sample_)) self->OnSample(self->sample_, sink);
+    return 0;
+  }
   if (kind == PROFCPU_EVENT_SWITCH_OUT) {
-    profcpu_switch_out header;
-    if (size < sizeof(header)) return 0;
-    std::memcpy(&header, data, sizeof(header));
-    const size_t max_bytes = PROFCPU_MAX_STACK_DEPTH * sizeof(uint64_t);
-    if (header.kernel_bytes > max_bytes || header.user_bytes > max_bytes ||
-        header.kernel_bytes % sizeof(uint64_t) != 0 || header.user_bytes % sizeof(uint64_t) != 0 ||
-        size < sizeof(header) + header.kernel_bytes + header.user_bytes) {
-      return 0;  // not what the program writes
-    }
-    // Copied out: ring buffer records are only 8-byte aligned by contract.
-    std::vector<uint64_t>& ips = self->inline_buffer_;
-    ips.resize((header.kernel_bytes + header.user_bytes) / sizeof(uint64_t));
-    std::memcpy(ips.data(), static_cast<const char*>(data) + sizeof(header),
-                header.kernel_bytes + header.user_bytes);
-    self->OnSwitchOut(header, ips.data(), sink);
+    if (DecodeSwitchOut(data, size, &self->switch_out_)) self->OnSwitchOut(self->switch_out_, sink);
     return 0;
   }
   if (size < sizeof(profcpu_event)) return 0;
@@ -335,24 +351,9 @@ int BpfSession::OnEvent(void* context, void* data, size_t size) {
     off.cpu = e.cpu;
     off.state = e.state;
     // Its stacks came when it switched out; none if that event was lost.
-    off.kernel_stack = off.user_stack = recording::kNoStack;
-    if (auto it = self->pending_stays_.find(e.tid); it != self->pending_stays_.end()) {
-      off.kernel_stack = it->second.kernel_stack;
-      off.user_stack = it->second.user_stack;
-      self->pending_stays_.erase(it);
-    }
+    self->TakePendingStay(e.tid, &off);
     ++self->counters_.offcpu_events;
     sink(std::move(off));
-  } else if (e.kind == PROFCPU_EVENT_SAMPLE) {
-    self->EmitStack(e.kernel_stack, /*kernel=*/true, e.time_ns, sink);
-    self->EmitStack(e.user_stack, /*kernel=*/false, e.time_ns, sink);
-    recording::StackSample sample =
-        StackSampleOf(e.pid, e.tid, e.cpu, e.kernel_stack, e.user_stack);
-    sample.time_ns = e.time_ns;
-    sample.count = 1;
-    sample.period = e.value;
-    ++self->counters_.samples;
-    sink(std::move(sample));
   }
   return 0;
 }
@@ -361,6 +362,22 @@ void BpfSession::DrainEvents(const Sink& sink) {
   draining_sink_ = &sink;
   ring_buffer__consume(ring_);
   draining_sink_ = nullptr;
+}
+
+uint64_t BpfSession::StayEnd(const profcpu_blocked& b, std::optional<uint64_t> runtime_ns,
+                              uint64_t now_ns) {
+  if (runtime_ns.has_value() && *runtime_ns > b.runtime_ns) {
+    // It ran since it switched out, though no switch to it was reported
+    // (see flush_missed_switch_in in profcpu.bpf.c), and is running still
+    // (switching out would have replaced the entry): it has been on the CPU
+    // for the CPU time it gained. A snapshot that raced with the thread's
+    // wakeup ends so too, right where it began: nothing is reported.
+    const uint64_t ran = *runtime_ns - b.runtime_ns;
+    return ran < now_ns ? std::max<uint64_t>(now_ns - ran, b.start_ns) : b.start_ns;
+  }
+  // Woken, not run yet: it waits for a CPU; the stay ends at the wakeup, as
+  // the programs end it. Otherwise it is blocked still.
+  return b.woken_ns > b.start_ns ? std::min<uint64_t>(b.woken_ns, now_ns) : now_ns;
 }
 
 void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
@@ -381,16 +398,8 @@ void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
     key = next;
     profcpu_blocked b;
     if (!seen.insert(key).second || bpf_map_lookup_elem(fd, &key, &b) != 0) continue;
-    // Woken but not seen running: it either waits for a CPU or ran without
-    // the tracepoint saying so (see flush_missed_switch_in); end it at the
-    // wakeup, as the programs do.
-    const uint64_t end = b.woken_ns > b.start_ns ? std::min<uint64_t>(b.woken_ns, now_ns) : now_ns;
+    const uint64_t end = StayEnd(b, ThreadRuntimeNs(b.pid, b.tid), now_ns);
     if (b.start_ns < min_start || b.start_ns >= end) continue;
-    // A snapshot that raced with the thread's wakeup leaves an entry for a
-    // thread that has been running since (and never switched out to clear it).
-    if ((b.flags & PROFCPU_BLOCKED_SNAPSHOT) != 0 && b.woken_ns == 0 && IsRunning(b.pid, b.tid)) {
-      continue;
-    }
     recording::OffCpuSample off;
     off.time_ns = end;
     off.duration_ns = end - b.start_ns;
@@ -398,54 +407,18 @@ void BpfSession::ReportStaysInProgress(uint64_t now_ns, const Sink& sink) {
     off.tid = b.tid;
     off.cpu = b.cpu;
     off.state = b.state;
-    off.kernel_stack = off.user_stack = recording::kNoStack;
-    if (auto it = pending_stays_.find(b.tid); it != pending_stays_.end()) {
-      off.kernel_stack = it->second.kernel_stack;
-      off.user_stack = it->second.user_stack;
-      pending_stays_.erase(it);
-    }
+    TakePendingStay(b.tid, &off);
     ++counters_.offcpu_events;
     ++counters_.stays_in_progress;
     sink(std::move(off));
   }
 }
 
-absl::Status BpfSession::DrainCounts(uint64_t now_ns, const Sink& sink) {
-  if (!options_.oncpu || options_.timestamps) return absl::OkStatus();
-  int fd = bpf_map__fd(skeleton_->maps.counts);
-  std::vector<profcpu_count_key> keys(kCountBatch);
-  std::vector<profcpu_count_value> values(kCountBatch);
-  uint32_t token = 0;
-  bool first = true;
-  // Counts only grow (nothing deletes entries, so nothing races with the
-  // programs' increments): each read reports the growth since the last one.
-  while (true) {
-    uint32_t count = kCountBatch;
-    LIBBPF_OPTS(bpf_map_batch_opts, opts);
-    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, keys.data(),
-                                   values.data(), &count, &opts);
-    if (err != 0 && err != -ENOENT) return Failure(-err, "read of the sample counts");
-    for (uint32_t i = 0; i < count; ++i) {
-      std::string key(reinterpret_cast<const char*>(&keys[i]), sizeof(profcpu_count_key));
-      profcpu_count_value& last = last_counts_[key];
-      if (values[i].count == last.count) continue;
-      const profcpu_count_key& k = keys[i];
-      EmitStack(k.kernel_stack, /*kernel=*/true, now_ns, sink);
-      EmitStack(k.user_stack, /*kernel=*/false, now_ns, sink);
-      recording::StackSample sample =
-          StackSampleOf(k.pid, k.tid, k.cpu, k.kernel_stack, k.user_stack);
-      sample.time_ns = now_ns;
-      sample.count = values[i].count - last.count;
-      sample.period = values[i].period - last.period;
-      counters_.samples += sample.count;
-      last = values[i];
-      sink(std::move(sample));
-    }
-    if (err == -ENOENT) break;
-    first = false;
-  }
-  return absl::OkStatus();
+void BpfSession::DrainCounts(uint64_t now_ns, const Sink& sink) {
+  sample_counts_.Flush(now_ns, sink);
 }
+
+int BpfSession::BlockedMapFdForTesting() const { return bpf_map__fd(skeleton_->maps.blocked); }
 
 uint64_t BpfSession::ProgramMisses() const {
   uint64_t misses = 0;
@@ -462,6 +435,8 @@ uint64_t BpfSession::ProgramMisses() const {
 }
 
 void BpfSession::DrainLosses(uint64_t now_ns, const Sink& sink) {
+  counters_.leaf_copies_failed =
+      __atomic_load_n(&skeleton_->bss->leaf_copies_failed, __ATOMIC_RELAXED);
   for (int i = 0; i < PROFCPU_LOSS_COUNT; ++i) {
     uint64_t total = __atomic_load_n(&skeleton_->bss->losses[i], __ATOMIC_RELAXED);
     counters_.losses[i] = total;

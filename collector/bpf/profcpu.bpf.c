@@ -11,11 +11,11 @@
 //  - on_fork / on_exit: keep the set of profiled processes (the target and
 //    every process it starts) current without a round trip to user space.
 //  - on_sample (perf_event): attached to the sampler's cpu-clock events;
-//    counts (thread, kernel stack, user stack) in a hash map so the cost per
-//    sample is a stack walk and a map update, whatever the frequency. Returns
-//    0 so perf writes no sample record of its own.
+//    sends each sample with its stacks inline, as the switch-outs do (user
+//    space counts them per second). Returns 0 so perf writes no sample
+//    record of its own.
 //
-// The helpers used need a GPL-compatible license (bpf_get_stackid is GPL-only).
+// The helpers used need a GPL-compatible license (bpf_get_stack is GPL-only).
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -26,9 +26,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define EEXIST 17
-#define ENOMEM 12
-#define E2BIG 7
 // include/linux/sched.h: the final switch of an exiting task.
 #define TASK_DEAD 0x80
 
@@ -39,7 +36,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 // Set by user space before loading (read-only to the programs).
 const volatile bool kernel_stacks = true;
-const volatile bool timestamps = false;
+// -callgraph fp+cfi: switch-outs carry the user registers and a copy of
+// the user stack above sp (PROFCPU_LEAF_COPY_MAX bytes at most).
+const volatile bool leaf_copy = false;
 const volatile __u32 scope = PROFCPU_SCOPE_PROCESSES;
 // PROFCPU_SCOPE_CGROUP: the cgroup's id (its inode in the v2 hierarchy) and
 // its depth there (the root is 0).
@@ -53,17 +52,12 @@ const volatile __u64 pidns_ino = 0;
 
 // Counters user space reads (memory-mapped .bss).
 __u64 losses[PROFCPU_LOSS_COUNT];
+// Switch-outs sent without their stack copy: the user stack could not be
+// read without faulting (a page not resident), even the smaller retry.
+__u64 leaf_copies_failed;
 // Stays that began before this time are not reported (user space sets it
 // when a started command is released: its wait for that is not its own).
 __u64 min_start_ns;
-
-// Sizes are placeholders: user space sets them before loading.
-struct {
-  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
-  __uint(key_size, sizeof(__u32));
-  __uint(value_size, 127 * sizeof(__u64));
-  __uint(max_entries, 16384);
-} stacks SEC(".maps");
 
 // PROFCPU_SCOPE_PROCESSES: the processes profiled, by kernel (init
 // namespace) tgid. User space names processes by their pid in profcpu's
@@ -85,18 +79,40 @@ struct {
 } requested SEC(".maps");
 
 // A switch-out event is built here (too big for the BPF stack), then
-// copied into the ring buffer at its actual size.
+// copied into the ring buffer at its actual size: the stacks, then the
+// registers and stack copy right after them (in `leaf` when the stacks are
+// full, further down in `ips` otherwise).
 struct switch_out_scratch {
   struct profcpu_switch_out header;
+  __u64 ips[2 * PROFCPU_MAX_STACK_DEPTH];
+  __u64 leaf[PROFCPU_LEAF_REGS + PROFCPU_LEAF_COPY_MAX / 8];
+};
+
+// One per CPU for on_switch, one for snapshot_blocked: the snapshot is
+// sleepable, so a switch on its CPU can run on_switch in the middle of it.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __type(key, __u32);
+  __type(value, struct switch_out_scratch);
+  __uint(max_entries, 2);
+} switch_out_scratch SEC(".maps");
+
+#define kSwitchScratch 0
+#define kSnapshotScratch 1
+
+// An on-CPU sample is built here the same way (its own map: a sample's
+// interrupt can arrive while the sleepable snapshot fills its scratch).
+struct sample_scratch {
+  struct profcpu_sample_inline header;
   __u64 ips[2 * PROFCPU_MAX_STACK_DEPTH];
 };
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __type(key, __u32);
-  __type(value, struct switch_out_scratch);
+  __type(value, struct sample_scratch);
   __uint(max_entries, 1);
-} switch_out_scratch SEC(".maps");
+} sample_scratch SEC(".maps");
 
 // Bytes of one inline stack: user space sets it from
 // kernel.perf_event_max_stack (at most PROFCPU_MAX_STACK_DEPTH frames).
@@ -109,13 +125,7 @@ struct {
   __uint(max_entries, 65536);
 } blocked SEC(".maps");
 
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __type(key, struct profcpu_count_key);
-  __type(value, struct profcpu_count_value);
-  __uint(max_entries, 65536);
-} counts SEC(".maps");
-
+// Its size is a placeholder: user space sizes it from the sampling rate.
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 4 << 20);
@@ -123,16 +133,6 @@ struct {
 
 static __always_inline void count_loss(int reason) {
   __sync_fetch_and_add(&losses[reason], 1);
-}
-
-// A stack id, or -1 when there is none to take (a kernel thread's user
-// stack, the kernel stack of a sample taken in user mode); lost stacks
-// (a full map, a hash collision) are counted.
-static __always_inline __s32 stack_id(void *ctx, __u64 flags) {
-  long id = bpf_get_stackid(ctx, &stacks, flags);
-  if (id >= 0) return (__s32)id;
-  if (id == -EEXIST || id == -ENOMEM || id == -E2BIG) count_loss(PROFCPU_LOSS_STACK);
-  return -1;
 }
 
 // task_struct::state was renamed __state in Linux 5.14.
@@ -202,20 +202,36 @@ static __always_inline void emit_offcpu(struct profcpu_blocked *b, __u64 end_ns)
   e->user_stack = -1;
   e->state = b->state;
   e->pad = 0;
-  bpf_ringbuf_submit(e, 0);
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);  // drained on a timer (see on_sample)
 }
 
-// A task is running and still has stay `b` on record: the tracepoint never
-// reported the switch that ended it. That happens (on Linux 6.18, perf's own
-// sched_switch tracing misses the same switches, about one in a few hundred
-// under load), so the stay is taken to end when the task was woken; only
-// its wait for a CPU after the wakeup, if any, is left out.
-static __always_inline void flush_missed_switch_in(struct profcpu_blocked *b) {
-  if (b->woken_ns <= b->start_ns) {
-    if (!(b->flags & PROFCPU_BLOCKED_SNAPSHOT)) count_loss(PROFCPU_LOSS_MISSED_SWITCH);
-    return;
+// The CPU time `task` has run so far (CFS's sum_exec_runtime, brought up to
+// date by the scheduler before sched_switch; elsewhere as of the last tick).
+static __always_inline __u64 task_runtime(struct task_struct *task) {
+  return BPF_CORE_READ(task, se.sum_exec_runtime);
+}
+
+// `task` is running at `now` (switching out again, or exiting) and still
+// has stay `b` on record: no switch to it was reported. Linux 6.18 does
+// that: ftrace's sched_switch misses the same switches, a few per thousand
+// under load, and sometimes the wakeup before it too (then the stay was
+// lost, and with it 150 ms of test_offcpu's known times). The task has run
+// without a break since that unreported switch (a switch-out in between
+// would have been reported: this is the first), so the stay ended its CPU
+// time since then before `now`. Only when even that cannot be read (a
+// task that has not run, which cannot be here) does the wakeup time serve.
+static __always_inline void flush_missed_switch_in(struct profcpu_blocked *b,
+                                                   struct task_struct *task, __u64 now) {
+  __u64 ran = task_runtime(task) - b->runtime_ns;
+  __u64 end = ran < now ? now - ran : 0;
+  if (end > b->start_ns && end <= now) {
+    emit_offcpu(b, end);
+  } else if (b->woken_ns > b->start_ns) {
+    emit_offcpu(b, b->woken_ns);
+  } else if (!(b->flags & PROFCPU_BLOCKED_SNAPSHOT)) {
+    // A snapshot that raced with the task's wakeup: it was not blocked.
+    count_loss(PROFCPU_LOSS_MISSED_SWITCH);
   }
-  emit_offcpu(b, b->woken_ns);
 }
 
 // Every multiple of 8 up to PROFCPU_MAX_STACK_DEPTH * 8, and nothing above.
@@ -223,43 +239,119 @@ static __always_inline void flush_missed_switch_in(struct profcpu_blocked *b) {
 _Static_assert(((PROFCPU_MAX_STACK_DEPTH + 1) & PROFCPU_MAX_STACK_DEPTH) == 0,
                "PROFCPU_MAX_STACK_DEPTH + 1 must be a power of two for kInlineStackMask");
 
+// The sizes of the registers and stack copy in a switch-out.
+struct leaf_sizes {
+  __u32 regs_bytes;
+  __u32 copy_bytes;
+};
+
+// The stack copy is trimmed at bp + 16 when bp points into it: the repair
+// after collection splices the frame-pointer chain at CFA == bp + 16 (the
+// frame record the kernel's walk started from), so no byte above is read.
+static __always_inline __u32 leaf_copy_keep(__u64 sp, __u64 bp, __u32 got) {
+  if (bp >= sp && bp - sp + 16 < got) return (__u32)(bp - sp + 16);
+  return got;
+}
+
+// A smaller second try when the full copy fails (bpf_probe_read_user does
+// not fault pages in: a copy reaching a non-resident page fails whole).
+#define kLeafCopyRetry 128
+
+// Writes the user registers {bp, sp, ip} of `task` (NULL: the current task,
+// a non-sleepable program) and a copy of its user stack at `leaf`, which
+// has room for PROFCPU_LEAF_REGS + PROFCPU_LEAF_COPY_MAX bytes.
+static __always_inline struct leaf_sizes write_leaf(__u64 *leaf, struct task_struct *task) {
+  struct leaf_sizes sizes = {0, 0};
+  struct task_struct *t = task != NULL ? task : bpf_get_current_task_btf();
+  if (BPF_CORE_READ(t, mm) == NULL) return sizes;  // a kernel thread: no user registers
+  struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+  __u64 bp = PT_REGS_FP_CORE(regs);
+  __u64 sp = PT_REGS_SP_CORE(regs);
+  leaf[0] = bp;
+  leaf[1] = sp;
+  leaf[2] = PT_REGS_IP_CORE(regs);
+  sizes.regs_bytes = PROFCPU_LEAF_REGS * 8;
+  void *copy = &leaf[PROFCPU_LEAF_REGS];
+  __u32 got = 0;
+  if (task != NULL) {
+    // Sleepable: this helper faults pages in.
+    if (bpf_copy_from_user_task(copy, PROFCPU_LEAF_COPY_MAX, (void *)sp, task, 0) == 0) {
+      got = PROFCPU_LEAF_COPY_MAX;
+    }
+  } else if (bpf_probe_read_user(copy, PROFCPU_LEAF_COPY_MAX, (void *)sp) == 0) {
+    got = PROFCPU_LEAF_COPY_MAX;
+  } else if (bpf_probe_read_user(copy, kLeafCopyRetry, (void *)sp) == 0) {
+    got = kLeafCopyRetry;
+  }
+  if (got == 0) __sync_fetch_and_add(&leaf_copies_failed, 1);
+  sizes.copy_bytes = leaf_copy_keep(sp, bp, got);
+  return sizes;
+}
+
 // Sends scratch `s`, its stacks filled in (kernel then user), as thread
-// `tid`'s switch-out at `time_ns`.
+// `tid`'s switch-out at `time_ns`, with the user registers and stack copy
+// of `task` (NULL: the current task) when leaf_copy is on.
 static __always_inline void send_switch_out(struct switch_out_scratch *s, __u32 tid,
                                             __u64 time_ns, __u32 kernel_bytes,
-                                            __u32 user_bytes) {
+                                            __u32 user_bytes, struct task_struct *task) {
   s->header.kind = PROFCPU_EVENT_SWITCH_OUT;
   s->header.tid = tid;
   s->header.time_ns = time_ns;
   s->header.kernel_bytes = kernel_bytes;
   s->header.user_bytes = user_bytes;
-  __u64 total = sizeof(s->header) + (__u64)kernel_bytes + user_bytes;
+  s->header.regs_bytes = 0;
+  s->header.copy_bytes = 0;
+  if (leaf_copy) {
+    // Right after the stacks; the bound tells the verifier the registers
+    // and copy stay inside the scratch value.
+    __u32 stacks = kernel_bytes + user_bytes;
+    if (stacks > sizeof(s->ips)) return;
+    struct leaf_sizes sizes = write_leaf((__u64 *)((char *)s->ips + stacks), task);
+    s->header.regs_bytes = sizes.regs_bytes;
+    s->header.copy_bytes = sizes.copy_bytes;
+  }
+  __u64 total = sizeof(s->header) + (__u64)kernel_bytes + user_bytes + s->header.regs_bytes +
+                s->header.copy_bytes;
   if (total > sizeof(*s)) return;
-  if (bpf_ringbuf_output(&events, s, total, 0) != 0) count_loss(PROFCPU_LOSS_RINGBUF);
+  // User space drains on a timer and never waits on the ring buffer: no wakeups.
+  if (bpf_ringbuf_output(&events, s, total, BPF_RB_NO_WAKEUP) != 0) {
+    count_loss(PROFCPU_LOSS_RINGBUF);
+  }
 }
 
 // Sends the stacks `ctx`'s task blocks with, kernel then user, inline.
-static __always_inline void emit_switch_out(void *ctx, __u32 tid, __u64 now) {
-  __u32 zero = 0;
-  struct switch_out_scratch *s = bpf_map_lookup_elem(&switch_out_scratch, &zero);
-  if (s == NULL) return;
+struct stack_sizes {
+  __u32 kernel_bytes;
+  __u32 user_bytes;
+};
+
+// Writes the kernel stack of `ctx` (its first `kernel_skip` frames left
+// out), then right after it the user stack, into `ips`, which has room for
+// 2 * PROFCPU_MAX_STACK_DEPTH frames.
+static __always_inline struct stack_sizes get_stacks(void *ctx, __u64 *ips, __u64 kernel_skip) {
+  struct stack_sizes sizes = {0, 0};
   __u32 size = inline_stack_bytes;
   if (size > PROFCPU_MAX_STACK_DEPTH * 8) size = PROFCPU_MAX_STACK_DEPTH * 8;
-  long kernel_got = 0;
-  if (kernel_stacks) {
-    // Skip the two frames of the tracing glue above __schedule (this
-    // program and bpf_trace_run4) so stacks end where the thread slept.
-    kernel_got = bpf_get_stack(ctx, s->ips, size, kSwitchGlueFrames & BPF_F_SKIP_FIELD_MASK);
-  }
+  long kernel_got = kernel_stacks ? bpf_get_stack(ctx, ips, size, kernel_skip) : 0;
   // The mask gives the verifier its bounds (the user stack is written right
   // after the kernel's) and changes no size bpf_get_stack can return.
-  __u32 kernel_bytes = kernel_got > 0 ? (__u32)kernel_got : 0;
-  kernel_bytes &= kInlineStackMask;
+  sizes.kernel_bytes = kernel_got > 0 ? (__u32)kernel_got : 0;
+  sizes.kernel_bytes &= kInlineStackMask;
   // A kernel thread has no user stack: bpf_get_stack fails, nothing is lost.
-  long user_got = bpf_get_stack(ctx, (char *)s->ips + kernel_bytes, size, BPF_F_USER_STACK);
-  __u32 user_bytes = user_got > 0 ? (__u32)user_got : 0;
-  user_bytes &= kInlineStackMask;
-  send_switch_out(s, tid, now, kernel_bytes, user_bytes);
+  long user_got = bpf_get_stack(ctx, (char *)ips + sizes.kernel_bytes, size, BPF_F_USER_STACK);
+  sizes.user_bytes = user_got > 0 ? (__u32)user_got : 0;
+  sizes.user_bytes &= kInlineStackMask;
+  return sizes;
+}
+
+static __always_inline void emit_switch_out(void *ctx, __u32 tid, __u64 now) {
+  __u32 key = kSwitchScratch;
+  struct switch_out_scratch *s = bpf_map_lookup_elem(&switch_out_scratch, &key);
+  if (s == NULL) return;
+  // Skip the two frames of the tracing glue above __schedule (this program
+  // and bpf_trace_run4) so stacks end where the thread slept.
+  struct stack_sizes sizes = get_stacks(ctx, s->ips, kSwitchGlueFrames & BPF_F_SKIP_FIELD_MASK);
+  send_switch_out(s, tid, now, sizes.kernel_bytes, sizes.user_bytes, NULL);
 }
 
 SEC("tp_btf/sched_switch")
@@ -271,11 +363,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
   __u32 ns_tgid, ns_tid;
   if (current_ns_ids(&ns_tgid, &ns_tid) && in_scope(prev, ns_tgid)) {
     struct profcpu_blocked *missed = bpf_map_lookup_elem(&blocked, &prev_tid);
-    if (missed != NULL) flush_missed_switch_in(missed);
+    if (missed != NULL) flush_missed_switch_in(missed, prev, now);
     __u32 state = task_state(prev);
     if (!(state & TASK_DEAD)) {
       struct profcpu_blocked b = {};
       b.start_ns = now;
+      b.runtime_ns = task_runtime(prev);
       b.state = state;
       b.cpu = bpf_get_smp_processor_id();
       b.pid = ns_tgid;
@@ -331,7 +424,7 @@ int BPF_PROG(on_exit, struct task_struct *task) {
   // switch-out comes after this tracepoint, and finds nothing on record.
   struct profcpu_blocked *missed = bpf_map_lookup_elem(&blocked, &tid);
   if (missed != NULL) {
-    flush_missed_switch_in(missed);
+    flush_missed_switch_in(missed, task, bpf_ktime_get_ns());
     bpf_map_delete_elem(&blocked, &tid);
   }
   if (BPF_CORE_READ(task, signal, live.counter) == 0) {
@@ -393,8 +486,8 @@ static __always_inline __u32 task_cpu(struct task_struct *task) {
 
 // Sends the stacks of blocked task `task` as a switch-out event at `time_ns`.
 static __always_inline void emit_task_stacks(struct task_struct *task, __u32 tid, __u64 time_ns) {
-  __u32 zero = 0;
-  struct switch_out_scratch *s = bpf_map_lookup_elem(&switch_out_scratch, &zero);
+  __u32 key = kSnapshotScratch;
+  struct switch_out_scratch *s = bpf_map_lookup_elem(&switch_out_scratch, &key);
   if (s == NULL) return;
   __u32 size = inline_stack_bytes;
   if (size > PROFCPU_MAX_STACK_DEPTH * 8) size = PROFCPU_MAX_STACK_DEPTH * 8;
@@ -424,7 +517,7 @@ static __always_inline void emit_task_stacks(struct task_struct *task, __u32 tid
       fp = frame[0] > fp ? frame[0] : 0;
     }
   }
-  send_switch_out(s, tid, time_ns, kernel_frames * 8, user_frames * 8);
+  send_switch_out(s, tid, time_ns, kernel_frames * 8, user_frames * 8, task);
 }
 
 SEC("iter.s/task")
@@ -450,6 +543,7 @@ int snapshot_blocked(struct bpf_iter__task *ctx) {
   b.pid = ns_tgid;
   b.tid = ns_tid;
   b.flags = PROFCPU_BLOCKED_SNAPSHOT;
+  b.runtime_ns = task_runtime(task);
   __u32 tid = BPF_CORE_READ(task, pid);
   // A thread that switched out since on_switch was attached has its real
   // stay on record already.
@@ -462,49 +556,35 @@ int snapshot_blocked(struct bpf_iter__task *ctx) {
   return 0;
 }
 
+// Sends each sample with its stacks inline: nothing is stored in the
+// kernel, so nothing fills up and no stack is dropped for want of room; a
+// full ring buffer is counted (PROFCPU_LOSS_RINGBUF) and shows as a Lost record.
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx) {
-  struct profcpu_count_key key = {};
+  __u32 pid, tid;
   // As perf numbers the sampled task for profcpu; a task outside profcpu's
   // pid namespace (a whole-machine event seen from a container) is not shown.
-  if (!current_ns_ids(&key.pid, &key.tid)) return 0;
-  key.cpu = bpf_get_smp_processor_id();
-  key.kernel_stack = kernel_stacks ? stack_id(ctx, 0) : -1;
-  key.user_stack = stack_id(ctx, BPF_F_USER_STACK);
-  __u64 period = ctx->sample_period;
-
-  if (timestamps) {
-    struct profcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-    if (e == NULL) {
-      count_loss(PROFCPU_LOSS_RINGBUF);
-      return 0;
-    }
-    e->kind = PROFCPU_EVENT_SAMPLE;
-    e->pid = key.pid;
-    e->tid = key.tid;
-    e->cpu = key.cpu;
-    e->time_ns = bpf_ktime_get_ns();
-    e->value = period;
-    e->kernel_stack = key.kernel_stack;
-    e->user_stack = key.user_stack;
-    e->state = 0;
-    e->pad = 0;
-    bpf_ringbuf_submit(e, 0);
-    return 0;
+  if (!current_ns_ids(&pid, &tid)) return 0;
+  __u32 zero = 0;
+  struct sample_scratch *s = bpf_map_lookup_elem(&sample_scratch, &zero);
+  if (s == NULL) return 0;
+  // On the sampler's events (PERF_SAMPLE_CALLCHAIN) both walks reuse the
+  // call chain perf took for the sample, as bpf_get_stackid did.
+  struct stack_sizes sizes = get_stacks(ctx, s->ips, 0);
+  s->header.kind = PROFCPU_EVENT_SAMPLE_INLINE;
+  s->header.pid = pid;
+  s->header.tid = tid;
+  s->header.cpu = bpf_get_smp_processor_id();
+  s->header.time_ns = bpf_ktime_get_ns();
+  s->header.period = ctx->sample_period;
+  s->header.kernel_bytes = sizes.kernel_bytes;
+  s->header.user_bytes = sizes.user_bytes;
+  __u64 total = sizeof(s->header) + (__u64)sizes.kernel_bytes + sizes.user_bytes;
+  if (total > sizeof(*s)) return 0;
+  // User space drains every 100 ms on a timer and never waits on the ring
+  // buffer: a wakeup per drain would be an interrupt for nobody.
+  if (bpf_ringbuf_output(&events, s, total, BPF_RB_NO_WAKEUP) != 0) {
+    count_loss(PROFCPU_LOSS_RINGBUF);
   }
-
-  struct profcpu_count_value *value = bpf_map_lookup_elem(&counts, &key);
-  if (value == NULL) {
-    struct profcpu_count_value first = {1, period};
-    // Another CPU may have added the key meanwhile: then count into it.
-    if (bpf_map_update_elem(&counts, &key, &first, BPF_NOEXIST) == 0) return 0;
-    value = bpf_map_lookup_elem(&counts, &key);
-    if (value == NULL) {
-      count_loss(PROFCPU_LOSS_COUNTS_FULL);
-      return 0;
-    }
-  }
-  __sync_fetch_and_add(&value->count, 1);
-  __sync_fetch_and_add(&value->period, period);
   return 0;
 }
