@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/bpf/bpf_session.h"
+#include "collector/perf/perf_record_parser.h"
 #include "collector/profile_mode.h"
 #include "collector/record_orderer.h"
 #include "collector/sampler.h"
@@ -49,11 +50,6 @@ struct OffCpuScope {
   std::string cgroup_dir;  // a cgroup v2 directory: every task in it or below
   bool all_processes = false;
 };
-
-// perf's register numbers (arch/x86/include/uapi/asm/perf_regs.h): the
-// registers a switch-out carries with -callgraph fp+cfi, lowest bit first
-// as in a Sample: {bp, sp, ip}.
-inline constexpr uint64_t kLeafRegsMask = (1u << 6) | (1u << 7) | (1u << 8);
 
 // The recording header's call-graph fields when off-CPU switch-outs carry
 // the leaf's registers and stack copy (-callgraph fp+cfi); leaves `header`

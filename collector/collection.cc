@@ -68,6 +68,8 @@ recording::Header MakeHeader(const CollectionOptions& options, const SamplerOpti
     h.user_regs_mask = kLeafRegsMask;
     h.user_stack_size = sampler.leaf_stack_size;
   }
+  // Off-CPU switch-outs' copies (BPF), whose size is the BPF program's.
+  DescribeLeafCopy(options.profile, &h);
   utsname uts;
   if (::uname(&uts) == 0) {
     h.hostname = uts.nodename;
@@ -174,6 +176,9 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   // BPF first: when it cannot run here, fail before starting anything.
   SamplerOptions sampler_options = options.sampler;
   sampler_options.enable_on_exec = !spec.command.empty();
+  // -backend bpf: perf events only trigger the BPF program, which counts
+  // stacks in the kernel and copies no user stack for on-CPU samples.
+  if (options.profile.backend == SamplingBackend::kBpf) sampler_options.leaf_stack_size = 0;
   PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<BpfCollection> bpf,
                            BpfCollection::Create(
                                options.profile, OffCpuScope{spec.cgroup_dir, spec.all_processes},

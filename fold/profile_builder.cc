@@ -187,7 +187,7 @@ class Builder {
   static constexpr uint64_t kOffCpuRoot = 1;
   // Space of their kImported locations: no text table uses it.
   static constexpr uint32_t kSyntheticSpace = 0xFFFFFFFF;
-  // Far more stacks than a BPF stack map holds; bounds hostile recordings.
+  // Far more distinct stacks than a run holds; bounds hostile recordings.
   static constexpr size_t kMaxStackTraces = 1 << 20;
 
   static uint64_t Microseconds(uint64_t ns) { return (ns + 500) / 1000; }

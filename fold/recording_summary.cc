@@ -37,7 +37,7 @@ PerfScriptHeader PerfScriptHeaderFor(const RecordingSummary& summary) {
                           {"truncated stacks", summary.truncated_stacks}};
   if (header.backend == "bpf" || summary.mode != "cpu") {
     script_header.losses.push_back({"BPF ring buffer full", summary.lost_bpf_ring_buffer});
-    script_header.losses.push_back({"stacks lost (BPF stack map)", summary.lost_stacks});
+    script_header.losses.push_back({"stacks lost (BPF)", summary.lost_stacks});
     script_header.losses.push_back({"BPF map full", summary.lost_bpf_map_full});
     script_header.losses.push_back({"off-CPU stays never ended", summary.lost_offcpu_unended});
   }

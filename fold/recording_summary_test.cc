@@ -39,7 +39,7 @@ TEST(RecordingSummaryTest, PerfScriptHeaderListsBpfLossesOnlyWhereBpfTookPart) {
   EXPECT_EQ(perf.losses[0], (std::pair<std::string, uint64_t>{"ring buffer full", 3}));
   const PerfScriptHeader bpf = PerfScriptHeaderFor(Summary("cpu", "bpf"));
   ASSERT_EQ(bpf.losses.size(), 7u);
-  EXPECT_EQ(bpf.losses[4], (std::pair<std::string, uint64_t>{"stacks lost (BPF stack map)", 2}));
+  EXPECT_EQ(bpf.losses[4], (std::pair<std::string, uint64_t>{"stacks lost (BPF)", 2}));
   EXPECT_EQ(PerfScriptHeaderFor(Summary("offcpu", "perf")).losses.size(), 7u);
   EXPECT_EQ(bpf.extra.at(0), (std::pair<std::string, std::string>{"hostname", "box"}));
 }

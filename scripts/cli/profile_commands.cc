@@ -124,12 +124,10 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
     return absl::InvalidArgumentError(
         absl::StrCat("-mmap-pages must be a power of two, got '", flags.String("mmap-pages"), "'"));
   }
+  PROFCPU_RETURN_IF_ERROR(ReadCallgraphFlag(flags, &options->sampler));
   // -callgraph fp+cfi: BPF off-CPU switch-outs carry the user registers and
-  // a stack copy for leaf repair; the perf sampler keeps frame pointers.
-  options->profile.leaf_copy = flags.String("callgraph") == "fp+cfi";
-  if (!options->profile.leaf_copy) {
-    PROFCPU_RETURN_IF_ERROR(ReadCallgraphFlag(flags, &options->sampler));
-  }
+  // a stack copy for leaf repair, as perf samples do.
+  options->profile.leaf_copy = options->sampler.leaf_stack_size > 0;
   if (options->sampler.dwarf_stack_size > 0 &&
       (flags.String("backend") == "bpf" || flags.String("mode") != "cpu")) {
     return absl::InvalidArgumentError(
