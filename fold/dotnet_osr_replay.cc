@@ -110,6 +110,12 @@ void LogDotnetOsr(const DotnetOsrCounts& counts, bool stack_copies, base::RunLog
       log->Info(absl::StrCat("pid ", pid, ": ", process.samples_in_osr,
                              " stacks through .NET OSR code (their caller repaired from the stack "
                              "copy): ", outcomes));
+      const uint64_t too_short =
+          process.by_outcome[static_cast<size_t>(symbolize::OsrRepairOutcome::kCopyTooShort)];
+      if (too_short * 100 > process.samples_in_osr) {
+        log->Info(absl::StrCat("pid ", pid, ": ", too_short, " stack copies ended before the "
+                               "Tier0 frame record: -callgraph fp+cfi,1024 copies more"));
+      }
     }
     const std::string warning = symbolize::OsrWarning(pid, process, stack_copies);
     if (!warning.empty()) log->Warn(warning);
