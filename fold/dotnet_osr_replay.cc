@@ -25,7 +25,6 @@ void DotnetOsrReplay::OnMmap(const recording::Mmap& mmap) {
 }
 
 bool DotnetOsrReplay::ProcessHasOsrCode(uint32_t pid) {
-  if (jit_ == nullptr) return false;
   auto [it, inserted] = has_osr_.try_emplace(pid, false);
   if (inserted) it->second = jit_->NamesAnyCode(pid, kOsrSuffix);
   return it->second;
@@ -34,8 +33,10 @@ bool DotnetOsrReplay::ProcessHasOsrCode(uint32_t pid) {
 bool DotnetOsrReplay::IsOsrCode(uint32_t pid, uint64_t address, uint64_t time_ns,
                                 const symbolize::AddressSpaceTracker& spaces) {
   const symbolize::NormalizedAddress normalized = spaces.Normalize(pid, address, false);
-  // Only per-process code (JIT, .NET images) has runtime names.
+  // Only per-process code (JIT, .NET images) has runtime names; a process
+  // without any (native code only) is not even asked about its JIT files.
   if (normalized.location.kind != symbolize::CodeKind::kProcess) return false;
+  if (!ProcessHasOsrCode(pid)) return false;
   const uint64_t value = normalized.location.value;
   const uint32_t generation = jit_->Generation(pid, value, time_ns);
   auto [it, inserted] = osr_code_.try_emplace(CodeKey{pid, value, generation}, false);
@@ -47,7 +48,7 @@ bool DotnetOsrReplay::FlagOsrFrames(uint32_t pid, uint64_t time_ns,
                                     const std::vector<uint64_t>& chain,
                                     const symbolize::AddressSpaceTracker& spaces) {
   chain_flags_.assign(chain.size(), false);
-  if (chain.empty() || !ProcessHasOsrCode(pid)) return false;
+  if (jit_ == nullptr) return false;
   bool any = false;
   for (size_t i = 0; i < chain.size(); ++i) {
     // Return addresses are looked up inside their call, as fold names them.

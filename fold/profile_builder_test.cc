@@ -479,6 +479,20 @@ TEST(ProfileBuilderTest, DotnetOsrFramesGetTheirCallerBackFromTheStackCopy) {
   records.push_back(OsrSample(10, 100));
   records.push_back(OsrSample(10, 200));
   records.push_back(OsrSample(20, 300));  // its files name no OSR code: left alone
+  // An off-CPU stay with the same stack copy (BPF): repaired alike.
+  recording::StackTrace trace;
+  trace.id = 5;
+  trace.ips = OsrSample(10, 0).user_ips;
+  records.push_back(trace);
+  recording::OffCpuSample stay;
+  stay.time_ns = 900;
+  stay.duration_ns = 500;
+  stay.pid = stay.tid = 10;
+  stay.user_stack = 5;
+  stay.user_regs_abi = 2;
+  stay.user_regs = OsrSample(10, 0).user_regs;
+  stay.user_stack_copy = OsrSample(10, 0).user_stack;
+  records.push_back(stay);
   FakeOsrJit jit;
   auto built = Build(records, "osr.rec", {.jit = &jit});
   ASSERT_TRUE(built.ok()) << built.status();
@@ -492,9 +506,10 @@ TEST(ProfileBuilderTest, DotnetOsrFramesGetTheirCallerBackFromTheStackCopy) {
   EXPECT_EQ(user_addresses(0), repaired);
   EXPECT_EQ(user_addresses(1), repaired);
   EXPECT_EQ(user_addresses(2), (std::vector<uint64_t>{kOsrWork, kOsrWorkTier0, kOsrCoreclr}));
+  EXPECT_EQ(user_addresses(3), repaired);
   const DotnetOsrCounts& osr = built->summary.dotnet_osr;
   ASSERT_EQ(osr.by_pid.size(), 1u);
-  EXPECT_EQ(osr.by_pid.at(10).samples_in_osr, 2u);
+  EXPECT_EQ(osr.by_pid.at(10).samples_in_osr, 3u);
   EXPECT_EQ(osr.by_pid.at(10).unrepaired(), 0u);
   EXPECT_EQ(osr.max_copy_bytes_used, 160u);
   // Named once per location (the leaf, the Tier0 word looked up inside its
