@@ -30,7 +30,7 @@ class JitCodeHistory {
 
   // What kind of code an address holds, for repairs that depend on it (a
   // .NET method entered through on-stack replacement, "[OptimizedTier1OSR]",
-  // loses its caller in a frame-pointer walk: fold/dotnet_osr_wiring.h).
+  // loses its caller in a frame-pointer walk: fold/dotnet_osr_replay.h).
   // Whether any name in `pid`'s JIT files contains `part`: one scan, so a
   // replay can skip the per-address question for every other process.
   virtual bool NamesAnyCode(uint32_t pid, absl::string_view part) {
