@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "fold/dotnet_osr_replay.h"
 #include "symbolize/address_space.h"
 
 namespace profcpu::fold {
@@ -16,7 +17,8 @@ constexpr int kPerfRegIp = 8;
 
 class Builder {
  public:
-  Builder(BuiltProfile* out, const BuildOptions& options) : out_(out), options_(options) {}
+  Builder(BuiltProfile* out, const BuildOptions& options)
+      : out_(out), options_(options), osr_(options.jit) {}
 
   void On(const recording::Header& header) {
     RecordingSummary& summary = out_->summary;
@@ -35,6 +37,7 @@ class Builder {
   void On(const recording::Mmap& mmap) {
     spaces_.OnMmap(mmap);
     if (options_.jit != nullptr) options_.jit->OnMmap(mmap);
+    osr_.OnMmap(mmap);
   }
   void On(const recording::Comm& comm) {
     spaces_.OnComm(comm);
@@ -89,12 +92,13 @@ class Builder {
     AddChain(sample.pid, sample.time_ns, sample.kernel_ips, /*kernel=*/true);
     if (leaf_repair_) {
       AddChain(sample.pid, sample.time_ns,
-               RepairLeaf(symbolize::StackCopyOf(sample, summary.header.user_regs_mask),
-                          sample.user_ips),
+               RepairChain(symbolize::StackCopyOf(sample, summary.header.user_regs_mask),
+                           sample.user_ips, sample.time_ns),
                /*kernel=*/false);
     } else if (!sample.user_regs.empty()) {
       AddChain(sample.pid, sample.time_ns, UnwindUser(sample), /*kernel=*/false);
     } else {
+      osr_.Count(sample.pid, sample.time_ns, sample.user_ips, spaces_, &summary.dotnet_osr);
       AddChain(sample.pid, sample.time_ns, sample.user_ips, /*kernel=*/false);
     }
     // Wall mode weighs by time: a cpu-clock period is nanoseconds on the CPU.
@@ -120,6 +124,15 @@ class Builder {
     ++summary.truncated_stacks;
     std::optional<uint64_t> ip = symbolize::UserRegister(sample, mask, kPerfRegIp);
     return ip.has_value() ? std::vector<uint64_t>{*ip} : std::vector<uint64_t>{};
+  }
+
+  // A -callgraph fp+cfi chain repaired from the record's stack copy: the
+  // leaf's hidden callers, then the callers of .NET OSR frames.
+  // `time_ns`: when the stack was taken (an off-CPU stay's start).
+  const std::vector<uint64_t>& RepairChain(const symbolize::UserStackCopy& copy,
+                                           const std::vector<uint64_t>& chain, uint64_t time_ns) {
+    const std::vector<uint64_t>& leaf_repaired = RepairLeaf(copy, chain);
+    return osr_.Repair(copy, leaf_repaired, time_ns, spaces_, &out_->summary.dotnet_osr);
   }
 
   // A -callgraph fp+cfi chain with the callers its leaf's frame hid put
@@ -215,8 +228,8 @@ class Builder {
       }
       if (!kernel && stay != nullptr) {
         AddChain(pid, time_ns,
-                 RepairLeaf(symbolize::StackCopyOf(*stay, out_->summary.header.user_regs_mask),
-                            it->second),
+                 RepairChain(symbolize::StackCopyOf(*stay, out_->summary.header.user_regs_mask),
+                             it->second, time_ns),
                  kernel);
         continue;
       }
@@ -301,6 +314,7 @@ class Builder {
   bool unsorted_ = false;
   bool leaf_repair_ = false;  // -callgraph fp+cfi
   std::vector<uint64_t> repaired_;  // RepairLeaf's last result
+  DotnetOsrReplay osr_;
   uint32_t root_ids_[2] = {0, 0};  // location id + 1 of [on-cpu], [off-cpu]
   absl::flat_hash_map<uint32_t, std::vector<uint64_t>> stack_traces_;
 };

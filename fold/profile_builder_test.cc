@@ -418,6 +418,123 @@ TEST(ProfileBuilderTest, DwarfSamplesAreUnwoundThroughTheInterface) {
   EXPECT_EQ(bare->summary.truncated_stacks, 2u);
 }
 
+// .NET on-stack replacement: Main -> Work, Work entered through OSR, whose
+// frame record names Work's own Tier0 code instead of Main
+// (symbolize/dotnet_osr_repair.h). The layout of symbolize's test sample.
+constexpr uint64_t kOsrJit = 0x7f0000001000;           // //anon, JIT code
+constexpr uint64_t kOsrMainTier0 = 0x7f0000001b10;     // Main[QuickJitted], after its call
+constexpr uint64_t kOsrWorkTier0 = 0x7f0000002a70;     // Work[QuickJitted], after the patchpoint call
+constexpr uint64_t kOsrWork = 0x7f0000002b27;          // Work[OptimizedTier1OSR]
+constexpr uint64_t kOsrCoreclr = 0x7f00100003cc;       // libcoreclr.so
+constexpr uint64_t kOsrSp = 0x7ffc00001000;
+constexpr uint64_t kOsrFp = kOsrSp + 32;
+
+class FakeOsrJit : public symbolize::JitCodeHistory {
+ public:
+  void OnMmap(const recording::Mmap&) override {}
+  uint32_t Generation(uint32_t, uint64_t address, uint64_t) override {
+    return address >= kOsrJit && address < kOsrJit + 0x2000 ? 1 : 0;
+  }
+  bool NamesAnyCode(uint32_t pid, absl::string_view part) override {
+    EXPECT_EQ(part, "[OptimizedTier1OSR]");
+    return pid == 10;
+  }
+  std::string CodeName(uint32_t pid, uint64_t address, uint32_t generation) override {
+    named.push_back({pid, address});
+    EXPECT_EQ(generation, 1u);
+    if (address >= 0x7f0000002ae0 && address < 0x7f0000002b89) return "App::Work()[OptimizedTier1OSR]";
+    return "App::Other()[QuickJitted]";
+  }
+  std::vector<std::pair<uint32_t, uint64_t>> named;
+};
+
+// A sample in Work's OSR loop with registers {bp, sp, ip} and a stack copy
+// holding the OSR record, the Tier0 record 112 bytes above it, Main's record.
+recording::Sample OsrSample(uint32_t pid, uint64_t time) {
+  recording::Sample s = SampleOf(pid, pid, time, {}, {kOsrWork, kOsrWorkTier0, kOsrCoreclr});
+  s.user_regs_abi = 2;
+  s.user_regs = {kOsrFp, kOsrSp, kOsrWork};
+  std::vector<uint64_t> words(512 / 8, 0);
+  auto set = [&](uint64_t address, uint64_t value) { words[(address - kOsrSp) / 8] = value; };
+  const uint64_t main_fp = kOsrSp + 0xf0;
+  set(kOsrFp, main_fp);
+  set(kOsrFp + 8, kOsrWorkTier0);
+  set(kOsrFp + 112, main_fp);
+  set(kOsrFp + 120, kOsrMainTier0);
+  set(main_fp, kOsrSp + 0x400);  // above the copy: the walk ends there
+  set(main_fp + 8, kOsrCoreclr);
+  s.user_stack.assign(reinterpret_cast<const char*>(words.data()), words.size() * 8);
+  return s;
+}
+
+TEST(ProfileBuilderTest, DotnetOsrFramesGetTheirCallerBackFromTheStackCopy) {
+  recording::Header header = MakeHeader();
+  header.callgraph = "fp+cfi";
+  header.user_regs_mask = 0x1c0;
+  std::vector<Record> records = {header};
+  for (uint32_t pid : {10u, 20u}) {
+    records.push_back(Map(pid, kOsrJit, 0x2000, 0, "//anon"));
+    records.push_back(Map(pid, 0x7f0010000000, 0x100000, 0, "/usr/lib/libcoreclr.so"));
+  }
+  records.push_back(OsrSample(10, 100));
+  records.push_back(OsrSample(10, 200));
+  records.push_back(OsrSample(20, 300));  // its files name no OSR code: left alone
+  // An off-CPU stay with the same stack copy (BPF): repaired alike.
+  recording::StackTrace trace;
+  trace.id = 5;
+  trace.ips = OsrSample(10, 0).user_ips;
+  records.push_back(trace);
+  recording::OffCpuSample stay;
+  stay.time_ns = 900;
+  stay.duration_ns = 500;
+  stay.pid = stay.tid = 10;
+  stay.user_stack = 5;
+  stay.user_regs_abi = 2;
+  stay.user_regs = OsrSample(10, 0).user_regs;
+  stay.user_stack_copy = OsrSample(10, 0).user_stack;
+  records.push_back(stay);
+  FakeOsrJit jit;
+  auto built = Build(records, "osr.rec", {.jit = &jit});
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Profile& p = built->profile;
+  auto user_addresses = [&](size_t i) {
+    std::vector<uint64_t> out;
+    for (uint32_t id : p.stack(p.samples()[i].stack)) out.push_back(p.location(id).address);
+    return out;
+  };
+  const std::vector<uint64_t> repaired = {kOsrWork, kOsrMainTier0, kOsrCoreclr};
+  EXPECT_EQ(user_addresses(0), repaired);
+  EXPECT_EQ(user_addresses(1), repaired);
+  EXPECT_EQ(user_addresses(2), (std::vector<uint64_t>{kOsrWork, kOsrWorkTier0, kOsrCoreclr}));
+  EXPECT_EQ(user_addresses(3), repaired);
+  const DotnetOsrCounts& osr = built->summary.dotnet_osr;
+  ASSERT_EQ(osr.by_pid.size(), 1u);
+  EXPECT_EQ(osr.by_pid.at(10).samples_in_osr, 3u);
+  EXPECT_EQ(osr.by_pid.at(10).unrepaired(), 0u);
+  EXPECT_EQ(osr.max_copy_bytes_used, 160u);
+  // Named once per location (the leaf, the Tier0 word looked up inside its
+  // call, the caller put back), never for pid 20 nor native code.
+  EXPECT_EQ(jit.named, (std::vector<std::pair<uint32_t, uint64_t>>{
+                           {10, kOsrWork}, {10, kOsrWorkTier0 - 1}, {10, kOsrMainTier0 - 1}}));
+
+  // Plain frame pointers: nothing to repair from, the hole is counted.
+  header.callgraph = "fp";
+  header.user_regs_mask = 0;
+  records[0] = header;
+  for (Record& r : records) {
+    if (auto* s = std::get_if<recording::Sample>(&r)) {
+      s->user_regs_abi = 0;
+      s->user_regs.clear();
+      s->user_stack.clear();
+    }
+  }
+  auto plain = Build(records, "osr-fp.rec", {.jit = &jit});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->summary.dotnet_osr.by_pid.at(10).samples_in_osr, 2u);
+  EXPECT_EQ(plain->summary.dotnet_osr.by_pid.at(10).unrepaired(), 2u);
+  EXPECT_NE(symbolize::OsrWarning(10, plain->summary.dotnet_osr.by_pid.at(10), false), "");
+}
+
 TEST(ProfileBuilderTest, RecordingWithoutHeaderIsRejected) {
   auto built = Build({SampleOf(1, 1, 1, {}, {1})}, "noheader.rec");
   EXPECT_EQ(built.status().code(), absl::StatusCode::kDataLoss);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fold/dotnet_osr_replay.h"
 #include "fold/perf_script_writer.h"
 #include "fold/unknown_frames.h"
 #include "recording/records.h"
@@ -41,6 +42,9 @@ struct RecordingSummary {
   uint64_t leaf_repair_stacks = 0;
   uint64_t leaf_repaired = 0;
   uint64_t leaf_frames_added = 0;
+  // Stacks through .NET code entered by on-stack replacement, per process:
+  // repaired from the copy (fp+cfi) or only counted (dotnet_osr_replay.h).
+  DotnetOsrCounts dotnet_osr;
   uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
   std::vector<recording::ProcessInfo> processes;

@@ -247,4 +247,17 @@ std::vector<std::string> JitSources::Loaded() const {
   return out;
 }
 
+bool JitSources::NamesAnyCode(uint32_t pid, absl::string_view part) {
+  Process& p = Load(pid);
+  return (p.perf_map != nullptr && p.perf_map->AnyNameContains(part)) ||
+         (p.jitdump != nullptr && p.jitdump->AnyNameContains(part));
+}
+
+std::string JitSources::CodeName(uint32_t pid, uint64_t address, uint32_t generation) {
+  // No mapping name: Resolve's hints about missing files do not apply here.
+  std::optional<Symbolization> named =
+      Resolve({CodeKind::kProcess, pid, address, generation}, /*mapping_name=*/"");
+  return named.has_value() && !named->frames.empty() ? std::move(named->frames[0].function) : "";
+}
+
 }  // namespace profcpu::symbolize

@@ -84,6 +84,10 @@ class JitSources : public JitCodeHistory {
   // Which files were read, for the log: "jit-42.dump (1234 regions)".
   std::vector<std::string> Loaded() const;
 
+  // JitCodeHistory: from the same perf map and jitdump as Resolve.
+  bool NamesAnyCode(uint32_t pid, absl::string_view part) override;
+  std::string CodeName(uint32_t pid, uint64_t address, uint32_t generation) override;
+
  private:
   struct Process;
   Process& Load(uint32_t pid);

@@ -229,5 +229,28 @@ TEST(JitSourcesTest, TargetFilesRefuseNonRegularFiles) {
   EXPECT_TRUE(absl::IsUnavailable(none.Open(1, JitFileKind::kPerfMap, "/x").status()));
 }
 
+// What fold's OSR repair asks (fold/dotnet_osr_replay.h): does a process
+// name OSR code at all, and what is at an address in a generation.
+TEST(JitSourcesTest, AnswersWhatCodeIsWhereForTheOsrRepair) {
+  testing::ScratchDir dir;
+  dir.Write("jit-42.dump",
+            JitdumpBuilder().Load(100, 0x1000, 0x100, "App::Work()[OptimizedTier1OSR]").bytes());
+  dir.Write("perf-43.map", "2000 10 App::Work()[OptimizedTier1OSR]\n");
+  dir.Write("perf-44.map", "2000 10 App::Work()[QuickJitted]\n");
+  DirJitFiles files(dir);
+  JitSources jit(&files, nullptr);
+  EXPECT_TRUE(jit.NamesAnyCode(42, "[OptimizedTier1OSR]"));
+  EXPECT_TRUE(jit.NamesAnyCode(43, "[OptimizedTier1OSR]"));
+  EXPECT_FALSE(jit.NamesAnyCode(44, "[OptimizedTier1OSR]"));
+  EXPECT_FALSE(jit.NamesAnyCode(45, "[OptimizedTier1OSR]"));  // no files
+  EXPECT_EQ(jit.CodeName(42, 0x1010, jit.Generation(42, 0x1010, 200)),
+            "App::Work()[OptimizedTier1OSR]");
+  EXPECT_EQ(jit.CodeName(43, 0x2004, 0), "App::Work()[OptimizedTier1OSR]");
+  EXPECT_EQ(jit.CodeName(44, 0x3000, 0), "");
+  std::vector<std::string> warnings;
+  jit.TakeWarnings(&warnings);
+  EXPECT_THAT(warnings, ::testing::IsEmpty());  // no hints: it is not naming frames
+}
+
 }  // namespace
 }  // namespace profcpu::symbolize

@@ -92,6 +92,13 @@ class Jitdump {
   // The name and source line of `address` in generation `generation`.
   std::optional<JitdumpMatch> Lookup(uint32_t generation, uint64_t address) const;
 
+  // Whether any region's name contains `part` (one scan of the names; they
+  // are stored end to end, so a match across two names is possible but only
+  // makes a caller look closer).
+  bool AnyNameContains(absl::string_view part) const {
+    return absl::string_view(names_).find(part) != absl::string_view::npos;
+  }
+
   size_t region_count() const { return regions_.size(); }
   const JitdumpStats& stats() const { return stats_; }
   uint32_t header_pid() const { return header_pid_; }

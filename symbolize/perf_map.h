@@ -58,6 +58,13 @@ class PerfMap {
 
   std::optional<PerfMapMatch> Lookup(uint64_t address) const;
 
+  // Whether any entry's name contains `part` (one scan of the names; they
+  // are stored end to end, so a match across two names is possible but only
+  // makes a caller look closer).
+  bool AnyNameContains(absl::string_view part) const {
+    return absl::string_view(names_).find(part) != absl::string_view::npos;
+  }
+
   const PerfMapStats& stats() const { return stats_; }
   // One line per problem worth telling the user (malformed lines, caps hit),
   // naming the file as `what`.

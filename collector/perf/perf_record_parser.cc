@@ -22,18 +22,38 @@ constexpr uint64_t kContextMarkerMin = static_cast<uint64_t>(PERF_CONTEXT_MAX);
 // x86-64 splits canonical addresses: the kernel owns the upper half.
 bool IsKernelAddress(uint64_t ip) { return ip >= 0xffff800000000000ull; }
 
-// -callgraph fp+cfi: how many of a sample's `copied` stack bytes a leaf
-// repair can read. The repair unwinds from SP until it meets the kernel's
-// frame-pointer chain, whose first record is at the sampled BP: nothing at
-// or above BP + 16 is read. When BP is not inside the copy (0, or not a
-// frame pointer), keep all of it: the repair may then use every byte.
-// Registers are kLeafRegsMask's: BP, SP, IP.
-size_t FrameRecordEnd(const recording::Sample& s, size_t copied) {
+// -callgraph fp+cfi: how many of a sample's `copied` stack bytes (`stack`)
+// the repairs after collection can read. The leaf repair unwinds from SP
+// until it meets the kernel's frame-pointer chain, whose first record is at
+// the sampled BP: it reads nothing at or above BP + 16. The .NET OSR repair
+// (symbolize/dotnet_osr_repair.h) looks for a record that lies below the OSR
+// frame's caller's frame record: below [BP] when the OSR method is the leaf,
+// below [[BP]] when it called the leaf. So the copy is kept up to the end of
+// the record two links above BP ([[BP]] + 16), or all of it when a link
+// rises beyond it; a link that does not rise (the chain's end, or BP was no
+// frame pointer) ends it at the record before. Each link costs a frame's
+// bytes, for every process (docs/recording-format.md). When BP is not
+// inside the copy (0, or not a frame pointer), keep all of it: the leaf
+// repair may then use every byte. Registers are kLeafRegsMask's: BP, SP, IP.
+constexpr int kFrameRecordsKept = 3;  // BP's and its two callers'
+// A saved frame pointer this far above SP is not believed (a thread's stack
+// is 8 MiB by default; frames of a MiB are rare): the chain ends there.
+constexpr uint64_t kMaxFrameSpan = 1 << 20;
+
+size_t FrameRecordEnd(const recording::Sample& s, absl::string_view stack, size_t copied) {
   if (s.user_regs.size() < 2) return copied;
   const uint64_t bp = s.user_regs[0];
   const uint64_t sp = s.user_regs[1];
   if (bp < sp || bp - sp >= copied) return copied;
-  return static_cast<size_t>(std::min<uint64_t>(copied, bp - sp + 16));
+  uint64_t record = bp - sp;  // offsets from SP
+  for (int link = 1; link < kFrameRecordsKept && record + 8 <= copied; ++link) {
+    uint64_t saved = 0;
+    std::memcpy(&saved, stack.data() + record, 8);
+    if (saved <= sp + record || saved - sp > kMaxFrameSpan) break;  // the chain ends here
+    if (saved - sp >= copied) return copied;    // the next record is beyond the copy
+    record = saved - sp;
+  }
+  return static_cast<size_t>(std::min<uint64_t>(copied, record + 16));
 }
 
 struct SampleId {
@@ -239,7 +259,7 @@ std::optional<recording::Record> PerfRecordParser::ParseSample(absl::string_view
       }
       if (s.user_regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
         size_t kept = static_cast<size_t>(std::min(dyn_size, size));
-        if (layout_.trim_to_frame_record) kept = FrameRecordEnd(s, kept);
+        if (layout_.trim_to_frame_record) kept = FrameRecordEnd(s, data, kept);
         s.user_stack = std::string(data.substr(0, kept));
       }
       return s;

@@ -37,9 +37,10 @@ struct SampleLayout {
   bool stack_user = false;      // PERF_SAMPLE_STACK_USER
   // The kernel walks user frame pointers (not with -callgraph dwarf).
   bool user_chain = true;
-  // -callgraph fp+cfi: keep only the stack bytes below the sampled BP's
-  // frame record's end (BP + 16), when BP points into the copy: a leaf
-  // repair stops where it meets the frame-pointer chain and reads no higher.
+  // -callgraph fp+cfi: keep only the stack bytes below the end of the frame
+  // record two links above the sampled BP's, when BP points into the copy:
+  // the leaf repair reads up to BP + 16, the .NET OSR repair up to the OSR
+  // frame's caller's record (perf_record_parser.cc, FrameRecordEnd).
   bool trim_to_frame_record = false;
 };
 

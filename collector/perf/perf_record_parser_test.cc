@@ -2,7 +2,10 @@
 
 #include <linux/perf_event.h>
 
+#include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/byte_io.h"
 #include "gtest/gtest.h"
@@ -125,8 +128,10 @@ TEST(PerfRecordParserTest, ShortDwarfSamplesAreMalformed) {
   EXPECT_EQ(parser.malformed(), 6u);
 }
 
-// A -callgraph fp+cfi sample: the user chain, then BP, SP, IP and the stack.
-std::string LeafSampleBody(uint64_t bp, uint64_t sp, uint64_t stack_size, uint64_t dyn_size) {
+// A -callgraph fp+cfi sample: the user chain, then BP, SP, IP and the stack
+// (bytes 0, 1, 2, ... with `words` written over them at their offsets).
+std::string LeafSampleBody(uint64_t bp, uint64_t sp, uint64_t stack_size, uint64_t dyn_size,
+                           const std::vector<std::pair<uint64_t, uint64_t>>& words = {}) {
   std::string body;
   base::ByteWriter w(&body);
   w.U64(0x401234);  // ip
@@ -141,7 +146,10 @@ std::string LeafSampleBody(uint64_t bp, uint64_t sp, uint64_t stack_size, uint64
   w.U64(sp);
   w.U64(0x401234);
   w.U64(stack_size);
-  for (uint64_t i = 0; i < stack_size; ++i) w.U8(static_cast<uint8_t>(i));
+  std::string stack(stack_size, '\0');
+  for (uint64_t i = 0; i < stack_size; ++i) stack[i] = static_cast<char>(i);
+  for (const auto& [offset, value] : words) std::memcpy(stack.data() + offset, &value, 8);
+  body += stack;
   if (stack_size > 0) w.U64(dyn_size);
   return body;
 }
@@ -149,7 +157,8 @@ std::string LeafSampleBody(uint64_t bp, uint64_t sp, uint64_t stack_size, uint64
 TEST(PerfRecordParserTest, LeafSampleKeepsItsChainAndTheStackUpToTheFrameRecord) {
   PerfRecordParser parser(127, SampleLayout{kLeafRegsMask, true, /*user_chain=*/true,
                                             /*trim_to_frame_record=*/true});
-  // BP 40 bytes above SP: bytes [SP, BP + 16) are all a repair may read.
+  // BP 40 bytes above SP, [BP] no frame pointer (the byte pattern, far
+  // above): bytes [SP, BP + 16) are all a repair may read.
   auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
                                         LeafSampleBody(0x7000 + 40, 0x7000, 512, 512)));
   ASSERT_TRUE(record.has_value());
@@ -170,6 +179,31 @@ TEST(PerfRecordParserTest, LeafSampleKeepsItsChainAndTheStackUpToTheFrameRecord)
                                           LeafSampleBody(0x7000 + 40, 0x7000, 512, 48)));
   ASSERT_TRUE(near_top.has_value());
   EXPECT_EQ(std::get<recording::Sample>(*near_top).user_stack.size(), 48u);
+  EXPECT_EQ(parser.malformed(), 0u);
+}
+
+// The .NET OSR repair reads up to the record of the OSR frame's caller: two
+// links above BP when the OSR method called the leaf.
+TEST(PerfRecordParserTest, LeafSampleKeepsTwoMoreFrameRecordsWhileTheyRise) {
+  PerfRecordParser parser(127, SampleLayout{kLeafRegsMask, true, /*user_chain=*/true,
+                                            /*trim_to_frame_record=*/true});
+  constexpr uint64_t kSp = 0x7000;
+  auto kept = [&](std::vector<std::pair<uint64_t, uint64_t>> words, uint64_t copied = 1024) {
+    auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+                                          LeafSampleBody(kSp + 40, kSp, 1024, copied, words)));
+    EXPECT_TRUE(record.has_value());
+    return record.has_value() ? std::get<recording::Sample>(*record).user_stack.size() : 0;
+  };
+  // BP -> 200 -> 480: up to the third record's end, 496 bytes.
+  EXPECT_EQ(kept({{40, kSp + 200}, {200, kSp + 480}}), 496u);
+  // The second link does not rise (the chain's end): up to the second record.
+  EXPECT_EQ(kept({{40, kSp + 200}, {200, kSp + 100}}), 216u);
+  EXPECT_EQ(kept({{40, kSp + 200}, {200, 0}}), 216u);
+  // A link rising beyond the copy: what lies below it may be needed, all of it.
+  EXPECT_EQ(kept({{40, kSp + 200}, {200, kSp + 4000}}), 1024u);
+  EXPECT_EQ(kept({{40, kSp + 200}, {200, kSp + 480}}, /*copied=*/300), 300u);
+  // Not believed: a frame pointer a MiB above.
+  EXPECT_EQ(kept({{40, kSp + (2 << 20)}}), 56u);
   EXPECT_EQ(parser.malformed(), 0u);
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/time/time.h"
+#include "symbolize/dotnet_osr_repair.h"
 
 namespace profcpu::cli {
 
@@ -71,6 +72,21 @@ std::string FormatMetadataJson(const RunFacts& facts) {
                         {"repaired", s.leaf_repaired},
                         {"frames_added", s.leaf_frames_added},
                         {"user_stack_bytes", h.user_stack_size}};
+    // .NET OSR frames' callers, found again in the same copy: every
+    // outcome counted over all processes (dotnet_osr_repair.h).
+    nlohmann::ordered_json osr = {{"stacks", 0}};
+    for (size_t i = 1; i < symbolize::OsrRepairCounts{}.by_outcome.size(); ++i) {
+      osr[symbolize::OsrRepairOutcomeName(static_cast<symbolize::OsrRepairOutcome>(i))] = 0;
+    }
+    for (const auto& [pid, counts] : s.dotnet_osr.by_pid) {
+      osr["stacks"] = osr["stacks"].get<uint64_t>() + counts.samples_in_osr;
+      for (size_t i = 1; i < counts.by_outcome.size(); ++i) {
+        const char* name = symbolize::OsrRepairOutcomeName(static_cast<symbolize::OsrRepairOutcome>(i));
+        osr[name] = osr[name].get<uint64_t>() + counts.by_outcome[i];
+      }
+    }
+    osr["max_copy_bytes_used"] = s.dotnet_osr.max_copy_bytes_used;
+    j["leaf_repair"]["dotnet_osr"] = osr;
   }
   const fold::UnknownFrames no_unknown_frames;
   const fold::UnknownFrames& unknown =

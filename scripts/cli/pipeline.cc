@@ -33,6 +33,7 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   }
   log->Info(absl::StrCat("replayed ", summary.samples, " samples, ", built.requests.size(),
                          " distinct code locations, ", built.modules.size(), " modules"));
+  fold::LogDotnetOsr(summary.dotnet_osr, summary.header.callgraph == "fp+cfi", log);
 
   // -> a SymbolTable (symbols.bin written back) -> the named Profile.
   PROFCPU_ASSIGN_OR_RETURN(

@@ -7,6 +7,9 @@ runtime or profcpu change that alters it fails:
 - By default the OSR frame hides its caller: a frame-pointer walk reads
   Work[OptimizedTier1OSR] -> Work[QuickJitted] (the patchpoint call's return
   address) -> libcoreclr.so, without Main.
+- -callgraph fp+cfi puts Main back (fold/dotnet_osr_replay.h repairs the
+  chain from each sample's stack copy), counts it in metadata.json, and
+  postprocess from the archive alone gives the same stacks.
 - The stack still holds the Tier0 frame record {Main's rbp, return into
   Main}, exactly once between the OSR frame and Main's frame, within 512
   bytes of rsp (what symbolize/dotnet_osr_repair.h relies on): checked in
@@ -21,6 +24,7 @@ thread's samples, which cpu-clock takes only while it runs."""
 
 import os
 import re
+import shutil
 import struct
 import subprocess
 import unittest
@@ -64,6 +68,12 @@ def is_work(name):
 
 def is_main(name):
     return "OsrApp::Main(string[])" in name
+
+
+def main_above_work(frames):
+    """Main is a caller (further from the leaf) of the first Work frame."""
+    work = next(i for i, n in enumerate(frames) if is_work(n))
+    return any(map(is_main, frames[work + 1:]))
 
 
 class Recording:
@@ -199,6 +209,33 @@ class OsrTest(unittest.TestCase):
         self.assertGreater(under / len(osr), 0.95, what)
         with_main = sum(1 for f in osr if any(map(is_main, f)))
         self.assertLess(with_main / len(osr), 0.05, what)
+
+    def test_fp_cfi_puts_main_back_above_work(self):
+        run_dir, measured = self.record(callgraph=("-callgraph", "fp+cfi"))
+        main, work = self.main_thread(run_dir)
+        osr = [f for f in work if any(is_work(n) and OSR_TIER in n for n in f)]
+        above = sum(1 for f in osr if main_above_work(f))
+        stale = sum(1 for f in osr if len(f) > 1 and is_work(f[1]) and "[QuickJitted]" in f[1])
+        meta = t.read_metadata(run_dir)["leaf_repair"]["dotnet_osr"]
+        what = (f"{measured}: {len(main)} main-thread samples, {len(work)} in Work, {len(osr)} "
+                f"through its OSR code, {above} with Main above Work, {stale} still under "
+                f"Work[QuickJitted]; metadata {meta}; first: {osr[:1] or work[:1]}")
+        self.assertGreater(len(osr) / len(work), 0.8, what)
+        self.assertGreaterEqual(above / len(osr), 0.95, what)
+        self.assertLess(stale / len(osr), 0.05, what)
+        # Every process's stacks are counted, the main thread's among them.
+        self.assertGreaterEqual(meta["stacks"], len(osr), what)
+        self.assertGreaterEqual(meta["repaired"], 0.95 * meta["stacks"], what)
+        # The repair reads the recording and the run's JIT file copies only.
+        elsewhere = t.TempDir()
+        try:
+            shutil.copy(os.path.join(run_dir, "prof.tar.gz"), elsewhere.path)
+            t.run_profcpu(["postprocess", "-dir", elsewhere.path])
+            with open(os.path.join(run_dir, "folded_stacks.out"), "rb") as a, \
+                    open(os.path.join(elsewhere.path, "folded_stacks.out"), "rb") as b:
+                self.assertEqual(a.read(), b.read())
+        finally:
+            elsewhere.cleanup()
 
     def test_tier0_frame_record_is_on_the_stack(self):
         """The means to repair the hole: in -callgraph dwarf samples whose
