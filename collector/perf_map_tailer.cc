@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +33,7 @@ std::string DescribeTailedPerfMap(const TailedPerfMap& map) {
     return absl::StrCat("pid ", map.pid, " wrote no ", map.path, " while profcpu watched it",
                         map.problem.empty() ? "" : absl::StrCat(" (", map.problem, ")"));
   }
+  if (!map.kept) return absl::StrCat(map.path, " of pid ", map.pid, ": ", map.problem);
   std::string line = absl::StrCat("kept ", map.bytes_copied, " bytes of ", map.path, " of pid ",
                                   map.pid, " as jit/", CopyName(map.pid));
   if (map.removed) absl::StrAppend(&line, "; the process removed it");
@@ -88,17 +90,24 @@ std::vector<TailedPerfMap> PerfMapTailer::Finish() {
   Pass(/*last=*/true);
   std::vector<TailedPerfMap> reports;
   for (std::unique_ptr<Watched>& w : watched_) {
-    w->source.Reset();
     if (w->copy.valid()) {
       w->copy.Reset();
       const std::string final_name = absl::StrCat(copy_dir_, "/", CopyName(w->report.pid));
       const std::string partial = absl::StrCat(final_name, ".partial");
-      if (::rename(partial.c_str(), final_name.c_str()) != 0) {
+      if (disk_full_ && StillThere(*w)) {
+        // Cut short by the disk while the map is still there: the symbolizer
+        // reads the map itself rather than a beginning of it.
+        ::unlink(partial.c_str());
+        w->report.problem = "not copied for lack of disk space; read in place after collection";
+      } else if (::rename(partial.c_str(), final_name.c_str()) != 0) {
         warnings_.push_back(absl::StrCat("cannot keep the copy of ", w->report.path, " of pid ",
                                          w->report.pid, ": rename ", partial, ": ",
                                          std::strerror(errno)));
+      } else {
+        w->report.kept = true;
       }
     }
+    w->source.Reset();
     reports.push_back(w->report);
   }
   return reports;
@@ -118,10 +127,35 @@ void PerfMapTailer::Pass(bool last) {
     if (!w->stopped && !disk_full_) LookUp(w);
   }
   next_lookup_ = (first + lookups) % n;
+  if (!RoomOnDisk()) return;
   uint64_t budget = last ? UINT64_MAX : limits_.max_tick_bytes;
   for (size_t i = 0; i < n && budget > 0; ++i) {
     budget -= CopyGrowth(watched_[(first + i) % n].get(), budget);
   }
+}
+
+bool PerfMapTailer::StillThere(const Watched& w) const {
+  if (!w.source.valid()) return false;
+  absl::StatusOr<base::UniqueFd> fd = w.root->OpenFile(w.report.path);
+  struct stat now, held;
+  return fd.ok() && ::fstat(fd->get(), &now) == 0 && ::fstat(w.source.get(), &held) == 0 &&
+         now.st_dev == held.st_dev && now.st_ino == held.st_ino;
+}
+
+bool PerfMapTailer::RoomOnDisk() {
+  if (disk_full_) return false;
+  // The run folder (jit/ may not exist yet): the disk the recording is on.
+  const std::string run_dir = copy_dir_.substr(0, copy_dir_.rfind('/'));
+  struct statvfs fs;
+  if (::statvfs(run_dir.empty() ? "/" : run_dir.c_str(), &fs) != 0) return true;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= limits_.min_free_bytes) return true;
+  disk_full_ = true;
+  warnings_.push_back(absl::StrCat(
+      "stopped copying perf maps into ", copy_dir_, ": ", free_bytes >> 20, " MiB",
+      " free on its disk, less than the ", SizeText(limits_.min_free_bytes),
+      " kept for the recording; what was copied is kept"));
+  return false;
 }
 
 void PerfMapTailer::LookUp(Watched* w) {

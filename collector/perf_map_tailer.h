@@ -50,6 +50,7 @@ struct TailedPerfMap {
   std::string path;          // as the process sees it: /tmp/perf-NSPID.map
   uint64_t watched_from_ns = 0;
   bool found = false;        // a regular file was opened at least once
+  bool kept = false;         // its copy is in the run folder
   uint64_t bytes_copied = 0;
   uint32_t restarts = 0;     // times it was truncated or replaced
   bool removed = false;      // its path named nothing any more at the last look
@@ -75,6 +76,10 @@ class PerfMapTailer {
     size_t max_files = 4096;
     // Paths looked up in one tick (round robin), for -a on a busy machine.
     size_t max_lookups_per_tick = 256;
+    // Copying stops while the run folder's disk has less free than this:
+    // the recording, written beside the copies, matters more. (After
+    // collection the symbolizer reads a map the tailer did not copy in place.)
+    uint64_t min_free_bytes = uint64_t{64} << 20;
   };
 
   // Copies go to `copy_dir` (the run folder's jit/, created on first use).
@@ -108,6 +113,10 @@ class PerfMapTailer {
   void Restart(Watched* w, base::UniqueFd source, uint64_t dev, uint64_t ino);
   void Stop(Watched* w, std::string problem);
   void Pass(bool last);
+  // False (and copying stopped, with a warning) when the disk is too full.
+  bool RoomOnDisk();
+  // The path still names the file being copied.
+  bool StillThere(const Watched& w) const;
 
   std::string copy_dir_;
   Limits limits_;

@@ -63,6 +63,7 @@ TEST_F(PerfMapTailerTest, CopiesGrowthEachTickAndRenamesAtFinish) {
   EXPECT_EQ(Copy(), "1000 10 first\n2000 10 second\n");
   ASSERT_EQ(maps.size(), 1u);
   EXPECT_TRUE(maps[0].found);
+  EXPECT_TRUE(maps[0].kept);
   EXPECT_EQ(maps[0].pid, 42u);
   EXPECT_EQ(maps[0].path, "/tmp/perf-7.map");
   EXPECT_EQ(maps[0].bytes_copied, 29u);
@@ -191,6 +192,24 @@ TEST_F(PerfMapTailerTest, ATickCopiesAtMostItsCapAndTheLastPassTheRest) {
   EXPECT_EQ(base::ReadFileBounded(CopyPath() + ".partial", 1024).value_or(""), "1000 10 ");
   maps = tailer->Finish();
   EXPECT_EQ(Copy(), "1000 10 first\n2000 10 second\n");
+}
+
+TEST_F(PerfMapTailerTest, StopsWhenTheDiskHasLessThanTheReserve) {
+  PerfMapTailer::Limits limits;
+  limits.min_free_bytes = UINT64_MAX;  // no disk has that much free
+  Append("1000 10 first\n");
+  auto tailer = Tailer(limits);
+  tailer->Tick();
+  tailer->Tick();
+  std::vector<std::string> warnings = tailer->TakeWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("kept for the recording"), std::string::npos) << warnings[0];
+  std::vector<TailedPerfMap> maps = tailer->Finish();
+  // The map is still there: the symbolizer reads it in place, not a copy cut short.
+  EXPECT_EQ(Copy(), "<no copy>");
+  EXPECT_TRUE(maps[0].found);
+  EXPECT_FALSE(maps[0].kept);
+  EXPECT_NE(maps[0].problem.find("read in place"), std::string::npos) << maps[0].problem;
 }
 
 TEST_F(PerfMapTailerTest, WatchesAtMostMaxFiles) {
