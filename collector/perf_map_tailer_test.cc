@@ -167,10 +167,8 @@ TEST_F(PerfMapTailerTest, SymlinksResolveInsideTheRoot) {
 }
 
 TEST_F(PerfMapTailerTest, StopsAtTheFileCapWithAWarning) {
-  PerfMapTailer::Limits limits;
-  limits.max_file_bytes = 20;
   Append("1000 10 a_long_function_name\n2000 10 b\n");
-  auto tailer = Tailer(limits);
+  auto tailer = Tailer({.max_file_bytes = 20});
   tailer->Tick();
   Append("3000 10 c\n");
   std::vector<TailedPerfMap> maps = tailer->Finish();
@@ -183,22 +181,17 @@ TEST_F(PerfMapTailerTest, StopsAtTheFileCapWithAWarning) {
 }
 
 TEST_F(PerfMapTailerTest, ATickCopiesAtMostItsCapAndTheLastPassTheRest) {
-  PerfMapTailer::Limits limits;
-  limits.max_tick_bytes = 8;
   Append("1000 10 first\n2000 10 second\n");
-  auto tailer = Tailer(limits);
+  auto tailer = Tailer({.max_tick_bytes = 8});
   tailer->Tick();
-  std::vector<TailedPerfMap> maps;
   EXPECT_EQ(base::ReadFileBounded(CopyPath() + ".partial", 1024).value_or(""), "1000 10 ");
-  maps = tailer->Finish();
+  tailer->Finish();
   EXPECT_EQ(Copy(), "1000 10 first\n2000 10 second\n");
 }
 
 TEST_F(PerfMapTailerTest, StopsWhenTheDiskHasLessThanTheReserve) {
-  PerfMapTailer::Limits limits;
-  limits.min_free_bytes = UINT64_MAX;  // no disk has that much free
   Append("1000 10 first\n");
-  auto tailer = Tailer(limits);
+  auto tailer = Tailer({.min_free_bytes = UINT64_MAX});  // no disk has that much free
   tailer->Tick();
   tailer->Tick();
   std::vector<std::string> warnings = tailer->TakeWarnings();
@@ -213,9 +206,7 @@ TEST_F(PerfMapTailerTest, StopsWhenTheDiskHasLessThanTheReserve) {
 }
 
 TEST_F(PerfMapTailerTest, WatchesAtMostMaxFiles) {
-  PerfMapTailer::Limits limits;
-  limits.max_files = 1;
-  auto tailer = Tailer(limits);
+  auto tailer = Tailer({.max_files = 1});
   tailer->Watch(43, root_, "/tmp/perf-8.map", 2000);
   tailer->Watch(44, root_, "/tmp/perf-9.map", 2000);
   EXPECT_TRUE(tailer->Watching(42));
@@ -225,9 +216,7 @@ TEST_F(PerfMapTailerTest, WatchesAtMostMaxFiles) {
 }
 
 TEST_F(PerfMapTailerTest, LooksUpAtMostMaxLookupsPerTick) {
-  PerfMapTailer::Limits limits;
-  limits.max_lookups_per_tick = 1;
-  auto tailer = Tailer(limits);
+  auto tailer = Tailer({.max_lookups_per_tick = 1});
   tailer->Watch(43, root_, "/tmp/perf-8.map", 2000);
   Append("1000 10 seven\n");
   ASSERT_TRUE(base::WriteFile(base_ + "/root/tmp/perf-8.map", "1000 10 eight\n").ok());
