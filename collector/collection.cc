@@ -135,13 +135,9 @@ void TailPerfMapOf(const recording::Mmap& mmap, const CollectionResult& result,
                                           : DescribeProcess(static_cast<pid_t>(mmap.pid), 0);
   const uint32_t seen_as = info.namespace_pids.empty() ? mmap.pid : info.namespace_pids.back();
   const std::string dir = info.jit_directory.empty() ? "/tmp" : info.jit_directory;
-  // The root as it is now, not the one ProcessRoots may hold from earlier:
-  // a command opened before it exec'd (or a process that since entered a
-  // mount namespace of its own, as `unshare -m` and container runtimes do)
-  // sees another /tmp than that root's mounts show.
-  absl::StatusOr<std::shared_ptr<base::RootDir>> now =
-      base::RootDir::Open(absl::StrCat("/proc/", mmap.pid, "/root"));
-  tailer->Watch(mmap.pid, now.ok() ? *now : roots->Add(static_cast<pid_t>(mmap.pid)),
+  // The root as it is now: a command may have entered a mount namespace of
+  // its own (with its own /tmp) since its root was first opened.
+  tailer->Watch(mmap.pid, roots->Current(static_cast<pid_t>(mmap.pid)),
                 absl::StrCat(dir, "/perf-", seen_as, ".map"), MonotonicNowNs());
 }
 

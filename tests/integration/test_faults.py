@@ -257,6 +257,7 @@ class PerfMapCopyOnAFullDiskTest(unittest.TestCase):
             f.write(b"jit_named_in_place\0")
         target = subprocess.Popen([t.fixture("fake_jit"), "--perf-map", names],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(target.stdout.close)
         self.addCleanup(t.stop, target)
         pid = int(target.stdout.readline().split()[1])
         self.addCleanup(lambda: os.path.exists(f"/tmp/perf-{pid}.map") and
