@@ -36,7 +36,7 @@ std::string DescribeTailedPerfMap(const TailedPerfMap& map) {
   if (!map.kept) return absl::StrCat(map.path, " of pid ", map.pid, ": ", map.problem);
   std::string line = absl::StrCat("kept ", map.bytes_copied, " bytes of ", map.path, " of pid ",
                                   map.pid, " as jit/", CopyName(map.pid));
-  if (map.removed) absl::StrAppend(&line, "; the process removed it");
+  if (map.removed) absl::StrAppend(&line, "; it was gone from its path by the end");
   if (map.restarts > 0) {
     absl::StrAppend(&line, "; it was truncated or replaced ", map.restarts,
                     " time(s), each copied after the last");

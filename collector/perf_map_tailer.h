@@ -60,7 +60,8 @@ struct TailedPerfMap {
 };
 
 // One line for the log: "kept 123 bytes of /tmp/perf-7.map of pid 42 as
-// jit/perf-42.map (removed by the process)", or that it wrote none.
+// jit/perf-42.map; it was gone from its path by the end", or that it
+// wrote none.
 std::string DescribeTailedPerfMap(const TailedPerfMap& map);
 
 class PerfMapTailer {

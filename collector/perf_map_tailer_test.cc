@@ -229,5 +229,22 @@ TEST_F(PerfMapTailerTest, LooksUpAtMostMaxLookupsPerTick) {
   tailer->Finish();
 }
 
+TEST(DescribeTailedPerfMapTest, SaysWhatBecameOfTheMap) {
+  TailedPerfMap map;
+  map.pid = 42;
+  map.path = "/tmp/perf-7.map";
+  EXPECT_EQ(DescribeTailedPerfMap(map), "pid 42 wrote no /tmp/perf-7.map while profcpu watched it");
+  map.problem = "it is not a regular file";
+  EXPECT_EQ(DescribeTailedPerfMap(map),
+            "pid 42 wrote no /tmp/perf-7.map while profcpu watched it (it is not a regular file)");
+  map.problem.clear();
+  map.found = map.kept = map.removed = true;
+  map.bytes_copied = 9;
+  map.restarts = 2;
+  EXPECT_EQ(DescribeTailedPerfMap(map),
+            "kept 9 bytes of /tmp/perf-7.map of pid 42 as jit/perf-42.map; it was gone from its "
+            "path by the end; it was truncated or replaced 2 time(s), each copied after the last");
+}
+
 }  // namespace
 }  // namespace profcpu::collector

@@ -426,8 +426,8 @@ class PerfMapChangedWhileTailedTest(unittest.TestCase):
         self.assertIn("named_before_the_symlink", self.folded_names(run_dir))
         self.assertNotIn(b"HOST_SECRET", all_output_bytes(run_dir))
         with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
-            self.assertIn(f"/tmp/perf-{pid}.map of pid {pid} as jit/perf-{pid}.map; the process "
-                          "removed it", f.read())
+            self.assertIn(f"/tmp/perf-{pid}.map of pid {pid} as jit/perf-{pid}.map; it was gone "
+                          "from its path by the end", f.read())
 
     def test_map_truncated_and_rewritten(self):
         def truncate(pid):
