@@ -193,8 +193,9 @@ void PerfMapTailer::Restart(Watched* w, base::UniqueFd source, uint64_t dev, uin
     // Replaced: first what the old file gained since the last tick, then the
     // new one from its start, after a line break (later lines win).
     CopyGrowth(w, UINT64_MAX);
+    if (w->stopped || disk_full_) return;
     ++w->report.restarts;
-    if (!w->copy_ends_line && !Append(w, "\n", 1)) return;
+    if (!EndLine(w)) return;
   }
   w->source = std::move(source);
   w->dev = dev;
@@ -213,7 +214,7 @@ uint64_t PerfMapTailer::CopyGrowth(Watched* w, uint64_t budget) {
     // Truncated in place: copy it again from its start.
     ++w->report.restarts;
     w->offset = 0;
-    if (!w->copy_ends_line && !Append(w, "\n", 1)) return 0;
+    if (!EndLine(w)) return 0;
   }
   if (buffer_.empty()) buffer_.resize(kChunkBytes);
   uint64_t copied = 0;
@@ -221,8 +222,7 @@ uint64_t PerfMapTailer::CopyGrowth(Watched* w, uint64_t budget) {
     const uint64_t room = limits_.max_file_bytes - std::min(limits_.max_file_bytes,
                                                             w->report.bytes_copied);
     if (room == 0) {
-      Stop(w, absl::StrCat("copied its first ", SizeText(limits_.max_file_bytes),
-                           " (the limit); the rest is not read"));
+      StopAtCap(w);
       break;
     }
     const size_t want = static_cast<size_t>(
@@ -239,6 +239,15 @@ uint64_t PerfMapTailer::CopyGrowth(Watched* w, uint64_t budget) {
     copied += static_cast<uint64_t>(n);
   }
   return copied;
+}
+
+bool PerfMapTailer::EndLine(Watched* w) {
+  if (w->copy_ends_line) return true;
+  if (w->report.bytes_copied >= limits_.max_file_bytes) {
+    StopAtCap(w);
+    return false;
+  }
+  return Append(w, "\n", 1);
 }
 
 bool PerfMapTailer::EnsureCopyOpen(Watched* w) {
@@ -272,6 +281,11 @@ bool PerfMapTailer::Append(Watched* w, const char* data, size_t size) {
   }
   Stop(w, absl::StrCat("cannot write its copy: ", written.message()));
   return false;
+}
+
+void PerfMapTailer::StopAtCap(Watched* w) {
+  Stop(w, absl::StrCat("copied its first ", SizeText(limits_.max_file_bytes),
+                       " (the limit); the rest is not read"));
 }
 
 void PerfMapTailer::Stop(Watched* w, std::string problem) {

@@ -111,8 +111,11 @@ class PerfMapTailer {
   uint64_t CopyGrowth(Watched* w, uint64_t budget);
   bool EnsureCopyOpen(Watched* w);
   bool Append(Watched* w, const char* data, size_t size);
+  // Ends the copy's last line before a restart, within the file cap.
+  bool EndLine(Watched* w);
   void Restart(Watched* w, base::UniqueFd source, uint64_t dev, uint64_t ino);
   void Stop(Watched* w, std::string problem);
+  void StopAtCap(Watched* w);
   void Pass(bool last);
   // False (and copying stopped, with a warning) when the disk is too full.
   bool RoomOnDisk();

@@ -180,6 +180,17 @@ TEST_F(PerfMapTailerTest, StopsAtTheFileCapWithAWarning) {
   EXPECT_NE(warnings[0].find("/tmp/perf-7.map of pid 42"), std::string::npos) << warnings[0];
 }
 
+TEST_F(PerfMapTailerTest, TheLineBreakBeforeARestartStaysWithinTheCap) {
+  Append("1000 10 abc");  // 11 bytes, no line break, the whole cap
+  auto tailer = Tailer({.max_file_bytes = 11});
+  tailer->Tick();
+  ASSERT_EQ(::truncate(MapPath().c_str(), 0), 0);
+  Append("2000 10 new\n");
+  std::vector<TailedPerfMap> maps = tailer->Finish();
+  EXPECT_EQ(Copy(), "1000 10 abc");
+  EXPECT_NE(maps[0].problem.find("limit"), std::string::npos) << maps[0].problem;
+}
+
 TEST_F(PerfMapTailerTest, ATickCopiesAtMostItsCapAndTheLastPassTheRest) {
   Append("1000 10 first\n2000 10 second\n");
   auto tailer = Tailer({.max_tick_bytes = 8});
