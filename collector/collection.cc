@@ -136,7 +136,9 @@ void TailPerfMapOf(const recording::Mmap& mmap, const CollectionResult& result,
   const uint32_t seen_as = info.namespace_pids.empty() ? mmap.pid : info.namespace_pids.back();
   const std::string dir = info.jit_directory.empty() ? "/tmp" : info.jit_directory;
   // The root as it is now: a command may have entered a mount namespace of
-  // its own (with its own /tmp) since its root was first opened.
+  // its own (with its own /tmp) since its root was first opened. None when
+  // the process has exited already: the tailer cannot say it looked while it
+  // ran, and a map it left is copied after collection as before.
   tailer->Watch(mmap.pid, roots->Current(static_cast<pid_t>(mmap.pid)),
                 absl::StrCat(dir, "/perf-", seen_as, ".map"), MonotonicNowNs());
 }

@@ -30,7 +30,8 @@ std::string SizeText(uint64_t bytes) {
 
 std::string DescribeTailedPerfMap(const TailedPerfMap& map) {
   if (!map.found) {
-    return absl::StrCat("pid ", map.pid, " wrote no ", map.path, " while profcpu watched it",
+    return absl::StrCat("no ", map.path, " of pid ", map.pid, " at any of ", map.looks,
+                        " looks while it ran",
                         map.problem.empty() ? "" : absl::StrCat(" (", map.problem, ")"));
   }
   if (!map.kept) return absl::StrCat(map.path, " of pid ", map.pid, ": ", map.problem);
@@ -82,6 +83,9 @@ void PerfMapTailer::Watch(uint32_t pid, std::shared_ptr<base::RootDir> root, std
   w->root = std::move(root);
   by_pid_.emplace(pid, w.get());
   watched_.push_back(std::move(w));
+  // At once, not at the next tick: a runtime opens its map before it maps
+  // code, and a process that exits within the tick may remove it.
+  if (!disk_full_) LookUp(watched_.back().get());
 }
 
 void PerfMapTailer::Tick() { Pass(/*last=*/false); }
@@ -166,6 +170,7 @@ void PerfMapTailer::LookUp(Watched* w) {
     w->last_refusal = why;
     warnings_.push_back(absl::StrCat("not reading ", path, " of pid ", w->report.pid, ": ", why));
   };
+  ++w->report.looks;
   absl::StatusOr<base::UniqueFd> fd = w->root->OpenFile(path);
   if (!fd.ok()) {
     if (absl::IsNotFound(fd.status())) {

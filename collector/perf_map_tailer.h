@@ -49,6 +49,7 @@ struct TailedPerfMap {
   uint32_t pid = 0;          // as recorded; the copy is jit/perf-PID.map
   std::string path;          // as the process sees it: /tmp/perf-NSPID.map
   uint64_t watched_from_ns = 0;
+  uint32_t looks = 0;        // times its path was looked up
   bool found = false;        // a regular file was opened at least once
   bool kept = false;         // its copy is in the run folder
   uint64_t bytes_copied = 0;
@@ -60,8 +61,8 @@ struct TailedPerfMap {
 };
 
 // One line for the log: "kept 123 bytes of /tmp/perf-7.map of pid 42 as
-// jit/perf-42.map; it was gone from its path by the end", or that it
-// wrote none.
+// jit/perf-42.map; it was gone from its path by the end", or that no look
+// found it.
 std::string DescribeTailedPerfMap(const TailedPerfMap& map);
 
 class PerfMapTailer {
@@ -90,8 +91,8 @@ class PerfMapTailer {
   PerfMapTailer& operator=(const PerfMapTailer&) = delete;
 
   bool Watching(uint32_t pid) const { return by_pid_.contains(pid); }
-  // Starts looking for the map of `pid`, written at `path` inside `root`
-  // (the next Tick looks first). A second call for the same pid is ignored.
+  // Starts looking for the map of `pid`, written at `path` inside `root`,
+  // and looks once now. A second call for the same pid is ignored.
   void Watch(uint32_t pid, std::shared_ptr<base::RootDir> root, std::string path,
              uint64_t now_ns);
   // Looks for maps not found yet and copies what was added since.

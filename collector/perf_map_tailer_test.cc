@@ -88,6 +88,14 @@ TEST_F(PerfMapTailerTest, KeepsWhatWasWrittenAfterTheMapWasUnlinked) {
   EXPECT_TRUE(maps[0].removed);
 }
 
+TEST_F(PerfMapTailerTest, LooksAtOnceWhenWatchingBegins) {
+  Append("1000 10 early\n");
+  auto tailer = Tailer();  // no tick before the map goes
+  ASSERT_EQ(::unlink(MapPath().c_str()), 0);
+  tailer->Finish();
+  EXPECT_EQ(Copy(), "1000 10 early\n");
+}
+
 TEST_F(PerfMapTailerTest, NeverFoundLeavesNoCopy) {
   auto tailer = Tailer();
   tailer->Tick();
@@ -244,10 +252,13 @@ TEST(DescribeTailedPerfMapTest, SaysWhatBecameOfTheMap) {
   TailedPerfMap map;
   map.pid = 42;
   map.path = "/tmp/perf-7.map";
-  EXPECT_EQ(DescribeTailedPerfMap(map), "pid 42 wrote no /tmp/perf-7.map while profcpu watched it");
+  map.looks = 3;
+  EXPECT_EQ(DescribeTailedPerfMap(map),
+            "no /tmp/perf-7.map of pid 42 at any of 3 looks while it ran");
   map.problem = "it is not a regular file";
   EXPECT_EQ(DescribeTailedPerfMap(map),
-            "pid 42 wrote no /tmp/perf-7.map while profcpu watched it (it is not a regular file)");
+            "no /tmp/perf-7.map of pid 42 at any of 3 looks while it ran (it is not a regular "
+            "file)");
   map.problem.clear();
   map.found = map.kept = map.removed = true;
   map.bytes_copied = 9;

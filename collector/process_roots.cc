@@ -51,7 +51,8 @@ std::shared_ptr<base::RootDir> ProcessRoots::Current(pid_t pid) {
   std::shared_ptr<base::RootDir> earlier = Add(pid);
   if (earlier == nullptr) return nullptr;
   auto now = base::RootDir::Open(absl::StrCat("/proc/", pid, "/root"));
-  return now.ok() && SameDirectory(**now, *earlier) ? *now : earlier;
+  if (!now.ok()) return nullptr;
+  return SameDirectory(**now, *earlier) ? *now : earlier;
 }
 
 }  // namespace profcpu::collector

@@ -27,7 +27,8 @@ class ProcessRoots {
   // since (a command opened before it exec'd `unshare -m`, a container
   // runtime's child) sees other mounts (its own /tmp) through a new open,
   // while a pid reused by a process with another root gets Add's. nullptr
-  // when neither can be opened.
+  // when the root cannot be opened now: the process has exited (the kernel
+  // drops a task's root as it exits) or may not be read.
   std::shared_ptr<base::RootDir> Current(pid_t pid);
   const absl::Status& last_error() const { return last_error_; }
   bool Contains(pid_t pid) const { return by_pid_.contains(static_cast<uint32_t>(pid)); }

@@ -225,10 +225,12 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
   } else if (!has_files && base::LooksLikeJitMapping(mapping_name) && source_ != nullptr) {
     // Only the collector, which looked while the process ran, can tell
     // "never written" from "removed before anyone looked".
-    const bool watched = processes_ != nullptr && processes_->WroteNoPerfMap(pid);
+    const bool watched = processes_ != nullptr && processes_->PerfMapNeverSeen(pid);
     Warn(absl::StrCat("pid ", pid,
-                      watched ? absl::StrCat(" ran JIT code but wrote no ", p.perf_map_path,
-                                             " while profcpu watched it")
+                      watched ? absl::StrCat(" ran JIT code but profcpu found no ",
+                                             p.perf_map_path, " of it at any look while it "
+                                             "ran (every 100 ms; a map written and removed "
+                                             "between two looks is missed)")
                               : absl::StrCat(" has JIT code but profcpu found no ",
                                              p.perf_map_path, " of it"),
                       " (nor a jitdump); its JIT frames stay [unknown] (for .NET, set "

@@ -291,11 +291,11 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   pipeline.dir = *run_dir;
   pipeline.outputs = outputs;
   symbolize::RootedProcessFiles files(collected->roots, target_root, collected->processes);
-  absl::flat_hash_set<uint32_t> wrote_no_perf_map;
+  absl::flat_hash_set<uint32_t> perf_map_never_seen;
   for (const collector::TailedPerfMap& map : collected->perf_maps) {
-    if (!map.found && map.problem.empty()) wrote_no_perf_map.insert(map.pid);
+    if (!map.found && map.problem.empty()) perf_map_never_seen.insert(map.pid);
   }
-  files.SetWroteNoPerfMap(std::move(wrote_no_perf_map));
+  files.SetPerfMapNeverSeen(std::move(perf_map_never_seen));
   pipeline.files = &files;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) {

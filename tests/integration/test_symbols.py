@@ -404,15 +404,15 @@ class PerfMapRemovedAtExitTest(unittest.TestCase):
 
 class PerfMapNeverWrittenTest(unittest.TestCase):
     def test_warning_says_it_was_never_written(self):
-        """JIT code and no perf map at all: the warning says the process wrote
-        none while profcpu watched, rather than guessing."""
+        """JIT code and no perf map at all: the warning says profcpu looked
+        while the process ran and found none, rather than guessing."""
         tmp = t.TempDir()
         self.addCleanup(tmp.cleanup)
         run = record(tmp.path, [t.fixture("fake_jit"), "--exit-after", "1.5"])
         pid = t.read_metadata(run)["processes"][0]["pid"]
         warnings = " ".join(warnings_of(run))
-        self.assertIn(f"pid {pid} ran JIT code but wrote no /tmp/perf-{pid}.map while profcpu "
-                      "watched it", warnings)
+        self.assertIn(f"pid {pid} ran JIT code but profcpu found no /tmp/perf-{pid}.map of it "
+                      "at any look while it ran", warnings)
         self.assertFalse(os.path.exists(os.path.join(run, "jit", f"perf-{pid}.map")))
 
 
