@@ -19,6 +19,9 @@ namespace profcpu::collector {
 namespace {
 
 constexpr size_t kChunkBytes = 64 << 10;
+// How much of a map's beginning is compared each tick to see it rewritten in
+// place (truncated and written again past where the copy had got to).
+constexpr size_t kHeadBytes = 256;
 
 std::string CopyName(uint32_t pid) { return absl::StrCat("perf-", pid, ".map"); }
 
@@ -53,6 +56,7 @@ struct PerfMapTailer::Watched {
   uint64_t dev = 0;       // ... and which file it is, to see it replaced
   uint64_t ino = 0;
   uint64_t offset = 0;    // bytes of `source` copied
+  std::string head;       // its first kHeadBytes, as copied
   base::UniqueFd copy;    // COPY_DIR/perf-PID.map.partial
   bool copy_ends_line = true;  // empty, or its last byte is '\n'
   bool stopped = false;        // a cap or an error: nothing more is copied
@@ -206,6 +210,7 @@ void PerfMapTailer::Restart(Watched* w, base::UniqueFd source, uint64_t dev, uin
   w->dev = dev;
   w->ino = ino;
   w->offset = 0;
+  w->head.clear();
   w->report.found = true;
   EnsureCopyOpen(w);  // an empty map leaves an empty copy: found, but empty
 }
@@ -215,10 +220,12 @@ uint64_t PerfMapTailer::CopyGrowth(Watched* w, uint64_t budget) {
   struct stat st;
   if (::fstat(w->source.get(), &st) != 0) return 0;
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size < w->offset) {
-    // Truncated in place: copy it again from its start.
+  if (size < w->offset || !SameHead(*w)) {
+    // Truncated in place, and maybe written again past where the copy had
+    // got to (fopen "w" and a burst of lines): copy it again from its start.
     ++w->report.restarts;
     w->offset = 0;
+    w->head.clear();
     if (!EndLine(w)) return 0;
   }
   if (buffer_.empty()) buffer_.resize(kChunkBytes);
@@ -240,10 +247,23 @@ uint64_t PerfMapTailer::CopyGrowth(Watched* w, uint64_t budget) {
     }
     if (n == 0) break;  // shrank meanwhile: the next tick sees it
     if (!Append(w, buffer_.data(), static_cast<size_t>(n))) break;
+    if (w->head.size() == w->offset && w->offset < kHeadBytes) {
+      w->head.append(buffer_.data(), std::min<size_t>(static_cast<size_t>(n),
+                                                      kHeadBytes - w->head.size()));
+    }
     w->offset += static_cast<uint64_t>(n);
     copied += static_cast<uint64_t>(n);
   }
   return copied;
+}
+
+bool PerfMapTailer::SameHead(const Watched& w) const {
+  if (w.head.empty()) return true;
+  char now[kHeadBytes];
+  ssize_t n = ::pread(w.source.get(), now, w.head.size(), 0);
+  // A short read means the file shrank: the size check sees that.
+  return n != static_cast<ssize_t>(w.head.size()) ||
+         std::memcmp(now, w.head.data(), w.head.size()) == 0;
 }
 
 bool PerfMapTailer::EndLine(Watched* w) {

@@ -24,8 +24,10 @@
 // map when a diagnostics session turns maps on) is copied again from its
 // start after what was copied, on a line of its own: in a perf map the later
 // line wins, so the concatenation names code as the runtime last described
-// it. Not seen: a rewrite in place of bytes already copied, and a map that is
-// created, used and removed between two ticks.
+// it. A map truncated and written again past the copied length within one
+// tick is caught by its first 256 bytes changing. Not seen: a rewrite in
+// place that keeps those bytes, and a map that is created, used and removed
+// between two ticks.
 #ifndef PROFCPU_COLLECTOR_PERF_MAP_TAILER_H_
 #define PROFCPU_COLLECTOR_PERF_MAP_TAILER_H_
 
@@ -114,6 +116,8 @@ class PerfMapTailer {
   bool Append(Watched* w, const char* data, size_t size);
   // Ends the copy's last line before a restart, within the file cap.
   bool EndLine(Watched* w);
+  // The map still begins with the bytes the copy began with.
+  bool SameHead(const Watched& w) const;
   void Restart(Watched* w, base::UniqueFd source, uint64_t dev, uint64_t ino);
   void Stop(Watched* w, std::string problem);
   void StopAtCap(Watched* w);

@@ -117,6 +117,18 @@ TEST_F(PerfMapTailerTest, TruncatedMapIsCopiedAgainOnALineOfItsOwn) {
   EXPECT_EQ(maps[0].restarts, 1u);
 }
 
+TEST_F(PerfMapTailerTest, MapRewrittenPastTheCopiedLengthWithinATickIsCopiedAgain) {
+  // A stale map of an earlier process with this pid, then the runtime's
+  // fopen("w") and a burst of lines, all between two ticks.
+  Append("1000 10 stale\n");
+  auto tailer = Tailer();
+  tailer->Tick();
+  ASSERT_TRUE(base::WriteFile(MapPath(), "2000 10 fresh_one\n3000 10 fresh_two\n").ok());
+  std::vector<TailedPerfMap> maps = tailer->Finish();
+  EXPECT_EQ(Copy(), "1000 10 stale\n2000 10 fresh_one\n3000 10 fresh_two\n");
+  EXPECT_EQ(maps[0].restarts, 1u);
+}
+
 TEST_F(PerfMapTailerTest, ReplacedMapIsCopiedAfterTheOldOne) {
   // The .NET runtime recreates its map when perf maps are turned on.
   base::UniqueFd old_writer(::open(MapPath().c_str(), O_WRONLY | O_CREAT, 0644));
