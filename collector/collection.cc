@@ -125,7 +125,7 @@ void KeepMappedFile(const recording::Mmap& mmap, ProcessRoots* roots) {
 void TailPerfMapOf(const recording::Mmap& mmap, const CollectionResult& result,
                    ProcessRoots* roots, PerfMapTailer* tailer) {
   if (tailer == nullptr || !base::LooksLikeJitMapping(mmap.filename) ||
-      tailer->Watching(mmap.pid)) {
+      tailer->Knows(mmap.pid)) {
     return;
   }
   auto described = std::find_if(result.processes.rbegin(), result.processes.rend(),

@@ -70,7 +70,9 @@ PerfMapTailer::~PerfMapTailer() = default;
 
 void PerfMapTailer::Watch(uint32_t pid, std::shared_ptr<base::RootDir> root, std::string path,
                           uint64_t now_ns) {
-  if (by_pid_.contains(pid) || root == nullptr) return;
+  if (Knows(pid)) return;
+  if (root == nullptr || watched_.size() >= limits_.max_files) passed_over_.insert(pid);
+  if (root == nullptr) return;
   if (watched_.size() >= limits_.max_files) {
     if (!warned_max_files_) {
       warned_max_files_ = true;

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "base/rooted_open.h"
 #include "base/unique_fd.h"
 
@@ -92,9 +93,12 @@ class PerfMapTailer {
   PerfMapTailer(const PerfMapTailer&) = delete;
   PerfMapTailer& operator=(const PerfMapTailer&) = delete;
 
-  bool Watching(uint32_t pid) const { return by_pid_.contains(pid); }
+  // Watch was called for `pid`: it is watched, or was passed over (no
+  // root, too many maps), so its next JIT mapping need not be looked at.
+  bool Knows(uint32_t pid) const { return by_pid_.contains(pid) || passed_over_.contains(pid); }
   // Starts looking for the map of `pid`, written at `path` inside `root`,
-  // and looks once now. A second call for the same pid is ignored.
+  // and looks once now. A second call for the same pid is ignored; so is a
+  // null root (the process has exited, or may not be read).
   void Watch(uint32_t pid, std::shared_ptr<base::RootDir> root, std::string path,
              uint64_t now_ns);
   // Looks for maps not found yet and copies what was added since.
@@ -131,6 +135,7 @@ class PerfMapTailer {
   Limits limits_;
   std::vector<std::unique_ptr<Watched>> watched_;
   absl::flat_hash_map<uint32_t, Watched*> by_pid_;
+  absl::flat_hash_set<uint32_t> passed_over_;
   size_t next_lookup_ = 0;
   bool disk_full_ = false;
   bool warned_max_files_ = false;

@@ -240,8 +240,11 @@ TEST_F(PerfMapTailerTest, WatchesAtMostMaxFiles) {
   auto tailer = Tailer({.max_files = 1});
   tailer->Watch(43, root_, "/tmp/perf-8.map", 2000);
   tailer->Watch(44, root_, "/tmp/perf-9.map", 2000);
-  EXPECT_TRUE(tailer->Watching(42));
-  EXPECT_FALSE(tailer->Watching(43));
+  tailer->Watch(45, nullptr, "/tmp/perf-10.map", 2000);
+  EXPECT_TRUE(tailer->Knows(42));
+  EXPECT_TRUE(tailer->Knows(43));  // passed over, not watched
+  EXPECT_TRUE(tailer->Knows(45));
+  EXPECT_FALSE(tailer->Knows(46));
   EXPECT_EQ(tailer->TakeWarnings().size(), 1u);
   EXPECT_EQ(tailer->Finish().size(), 1u);
 }
