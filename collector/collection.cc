@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/file_io.h"
+#include "base/jit_mapping.h"
 #include "base/status_macros.h"
 #include "collector/collection_target.h"
 #include "collector/dotnet/perfmap_session.h"
@@ -33,6 +35,9 @@ constexpr uint64_t kProgressIntervalNs = 250'000'000;
 constexpr uint64_t kCommandGraceNs = 2'000'000'000;
 // How often the .NET perf-map session looks at the processes it watches.
 constexpr uint64_t kPerfMapPollIntervalNs = 1'000'000'000;
+// How often perf maps are looked for and their growth copied: a process that
+// writes its map and removes it within one interval is missed.
+constexpr uint64_t kPerfMapTailIntervalNs = 100'000'000;
 
 int64_t RealtimeNowNs() {
   timespec ts;
@@ -122,10 +127,34 @@ void KeepMappedFile(const recording::Mmap& mmap, ProcessRoots* roots) {
   (void)root->Keep(std::string(path), map_files);
 }
 
+// Starts copying the perf map of a process seen mapping JIT code, named as
+// the process names it: <its JIT directory>/perf-<the pid it sees>.map.
+void TailPerfMapOf(const recording::Mmap& mmap, const CollectionResult& result,
+                   ProcessRoots* roots, PerfMapTailer* tailer) {
+  if (tailer == nullptr || !base::LooksLikeJitMapping(mmap.filename) ||
+      tailer->Knows(mmap.pid)) {
+    return;
+  }
+  auto described = std::find_if(result.processes.rbegin(), result.processes.rend(),
+                                [&](const recording::ProcessInfo& p) { return p.pid == mmap.pid; });
+  const recording::ProcessInfo info = described != result.processes.rend()
+                                          ? *described
+                                          : DescribeProcess(static_cast<pid_t>(mmap.pid), 0);
+  const uint32_t seen_as = info.namespace_pids.empty() ? mmap.pid : info.namespace_pids.back();
+  const std::string dir = info.jit_directory.empty() ? "/tmp" : info.jit_directory;
+  // The root as it is now: a command may have entered a mount namespace of
+  // its own (with its own /tmp) since its root was first opened. None when
+  // the process has exited already: the tailer cannot say it looked while it
+  // ran, and a map it left is copied after collection as before.
+  tailer->Watch(mmap.pid, roots->Current(static_cast<pid_t>(mmap.pid)),
+                absl::StrCat(dir, "/perf-", seen_as, ".map"), MonotonicNowNs());
+}
+
 // The state of a process that predates collection, as records: thread names,
 // executable mappings, and how it sees itself.
 void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* orderer,
-                               CollectionResult* result, ProcessRoots* roots) {
+                               CollectionResult* result, ProcessRoots* roots,
+                               PerfMapTailer* tailer) {
   result->processes.push_back(DescribeProcess(pid, time_ns));
   orderer->Add(result->processes.back());
   std::vector<std::string>* warnings = &result->warnings;
@@ -153,6 +182,7 @@ void SynthesizeExistingProcess(pid_t pid, uint64_t time_ns, RecordOrderer* order
   }
   for (recording::Mmap& m : *maps) {
     KeepMappedFile(m, roots);
+    TailPerfMapOf(m, *result, roots, tailer);
     orderer->Add(std::move(m));
   }
 }
@@ -203,6 +233,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     for (pid_t process : target->ExistingProcesses()) perfmaps->Watch(process);
   }
   uint64_t last_perfmap_poll = 0;
+  uint64_t last_perfmap_tail = 0;
 
   PROFCPU_ASSIGN_OR_RETURN(auto writer, recording::RecordingWriter::Create(options.recording_path));
   RecordOrderer orderer([&](const recording::Record& record) {
@@ -210,9 +241,21 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   });
 
   ProcessRoots roots;
+  std::optional<PerfMapTailer> tailer;
+  if (!options.jit_copy_dir.empty()) {
+    PerfMapTailer::Limits limits;
+    if (options.perf_map_copy_max_bytes > 0) {
+      limits.max_file_bytes = options.perf_map_copy_max_bytes;
+    }
+    tailer.emplace(options.jit_copy_dir, limits);
+  }
+  PerfMapTailer* const tail = tailer ? &*tailer : nullptr;
   PROFCPU_ASSIGN_OR_RETURN(
       auto sampler, Sampler::Create(sampler_options, [&](recording::Record&& record) {
-        if (auto* mmap = std::get_if<recording::Mmap>(&record)) KeepMappedFile(*mmap, &roots);
+        if (auto* mmap = std::get_if<recording::Mmap>(&record)) {
+          KeepMappedFile(*mmap, &roots);
+          TailPerfMapOf(*mmap, result, &roots, tail);
+        }
         if (auto* fork = std::get_if<recording::Fork>(&record); fork && fork->pid != fork->ppid) {
           // A new process: remember how to reach its files while it lives.
           if (!roots.Contains(static_cast<pid_t>(fork->pid))) {
@@ -268,7 +311,8 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     // Stamped with the start time, before any sample, so replay sees them first.
     for (pid_t existing : target->ExistingProcesses()) {
       roots.Add(existing);
-      SynthesizeExistingProcess(existing, result.start_time_ns, &orderer, &result, &roots);
+      SynthesizeExistingProcess(existing, result.start_time_ns, &orderer, &result, &roots,
+                                tail);
     }
   }
 
@@ -297,6 +341,10 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
       perfmaps->Poll();
       last_perfmap_poll = now;
     }
+    if (tail != nullptr && now - last_perfmap_tail >= kPerfMapTailIntervalNs) {
+      tail->Tick();
+      last_perfmap_tail = now;
+    }
     if (auto ended = target->Ended(&result.command_exit_code)) {
       result.stop_reason = *ended;
       break;
@@ -323,6 +371,14 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
   sampler->Drain();
   if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->Poll(MonotonicNowNs(), /*final=*/true, &orderer));
   PROFCPU_RETURN_IF_ERROR(orderer.Flush());
+  if (tail != nullptr) {
+    // After the last mmap record: every JIT process is watched by now.
+    result.perf_maps = tail->Finish();
+    for (std::string& w : tail->TakeWarnings()) result.warnings.push_back(std::move(w));
+    for (const TailedPerfMap& map : result.perf_maps) {
+      result.notes.push_back(DescribeTailedPerfMap(map));
+    }
+  }
   result.end_time_ns = MonotonicNowNs();
   result.roots = roots.by_pid();
   result.counters = sampler->counters();

@@ -19,6 +19,7 @@
 #include "base/rooted_open.h"
 #include "base/run_log.h"
 #include "collector/bpf_collection.h"
+#include "collector/perf_map_tailer.h"
 #include "collector/sampler.h"
 
 namespace profcpu::collector {
@@ -48,6 +49,11 @@ struct CollectionOptions {
   // -perfmap auto: the target's .NET processes (those it starts too) write
   // perf maps and a jitdump for the run (dotnet/perfmap_session.h).
   bool manage_dotnet_perfmaps = false;
+  // Where the perf maps of processes that run JIT code are copied while they
+  // run (the run folder's jit/, perf_map_tailer.h); empty: not copied.
+  std::string jit_copy_dir;
+  // The most copied of one perf map; 0: PerfMapTailer's default (1 GiB).
+  uint64_t perf_map_copy_max_bytes = 0;
   // Where the perf-map session says what it turned on and what failed.
   base::RunLog* log = nullptr;
   // Called about four times a second with the live counts.
@@ -73,6 +79,9 @@ struct CollectionResult {
   std::map<uint32_t, std::shared_ptr<base::RootDir>> roots;
   // How each process seen sees itself (also in the recording).
   std::vector<recording::ProcessInfo> processes;
+  // The perf map of each process seen to run JIT code, as copied (or looked
+  // for in vain) while it ran.
+  std::vector<TailedPerfMap> perf_maps;
 };
 
 absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options);

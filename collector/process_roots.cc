@@ -35,4 +35,24 @@ std::shared_ptr<base::RootDir> ProcessRoots::Add(pid_t pid) {
   return root;
 }
 
+namespace {
+
+bool SameDirectory(const base::RootDir& a, const base::RootDir& b) {
+  absl::StatusOr<base::UniqueFd> fa = a.OpenPath("/");
+  absl::StatusOr<base::UniqueFd> fb = b.OpenPath("/");
+  struct stat sa, sb;
+  return fa.ok() && fb.ok() && ::fstat(fa->get(), &sa) == 0 && ::fstat(fb->get(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+std::shared_ptr<base::RootDir> ProcessRoots::Current(pid_t pid) {
+  std::shared_ptr<base::RootDir> earlier = Add(pid);
+  if (earlier == nullptr) return nullptr;
+  auto now = base::RootDir::Open(absl::StrCat("/proc/", pid, "/root"));
+  if (!now.ok()) return nullptr;
+  return SameDirectory(**now, *earlier) ? *now : earlier;
+}
+
 }  // namespace profcpu::collector

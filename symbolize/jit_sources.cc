@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/file_io.h"
+#include "base/jit_mapping.h"
 #include "symbolize/address_space.h"
 
 namespace profcpu::symbolize {
@@ -19,11 +20,6 @@ bool IsJitdumpName(absl::string_view filename) {
   absl::string_view base = base::BaseName(filename);
   if (!absl::ConsumePrefix(&base, "jit-") || !absl::ConsumeSuffix(&base, ".dump")) return false;
   return !base.empty() && base.find_first_not_of("0123456789") == absl::string_view::npos;
-}
-
-bool LooksLikeJit(absl::string_view mapping_name) {
-  return absl::StartsWith(mapping_name, "//anon") || absl::StartsWith(mapping_name, "/memfd:") ||
-         absl::StartsWith(mapping_name, "[anon");
 }
 
 }  // namespace
@@ -220,13 +216,23 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
                       listed ? " (listed in its perfinfo map)" : "",
                       " that only a jitdump names ([PreJIT] methods); set "
                       "DOTNET_PerfMapEnabled=1 (or 2) in its environment"));
-  } else if (p.jitdump != nullptr && p.perf_map == nullptr && LooksLikeJit(mapping_name)) {
+  } else if (p.jitdump != nullptr && p.perf_map == nullptr &&
+             base::LooksLikeJitMapping(mapping_name)) {
     Warn(absl::StrCat("pid ", pid, " ran JIT code its jitdump does not describe; the runtime "
                       "may not have written it out yet (V8 buffers --perf-prof output until it "
                       "exits): profile with `profcpu record`, or add a perf map "
                       "(--perf-basic-prof, DOTNET_PerfMapEnabled=1)"));
-  } else if (!has_files && LooksLikeJit(mapping_name) && source_ != nullptr) {
-    Warn(absl::StrCat("pid ", pid, " has JIT code but no ", p.perf_map_path,
+  } else if (!has_files && base::LooksLikeJitMapping(mapping_name) && source_ != nullptr) {
+    // Only the collector, which looked while the process ran, can tell
+    // "never written" from "removed before anyone looked".
+    const bool watched = processes_ != nullptr && processes_->PerfMapNeverSeen(pid);
+    Warn(absl::StrCat("pid ", pid,
+                      watched ? absl::StrCat(" ran JIT code but profcpu found no ",
+                                             p.perf_map_path, " of it at any look while it "
+                                             "ran (every 100 ms; a map written and removed "
+                                             "between two looks is missed)")
+                              : absl::StrCat(" has JIT code but profcpu found no ",
+                                             p.perf_map_path, " of it"),
                       " (nor a jitdump); its JIT frames stay [unknown] (for .NET, set "
                       "DOTNET_PerfMapEnabled=1 in its environment; for Node.js, run it with "
                       "--perf-basic-prof or --perf-prof)"));

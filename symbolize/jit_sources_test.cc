@@ -187,7 +187,7 @@ TEST(JitSourcesTest, HintsName) {
   jit.TakeWarnings(&warnings);
   std::string all = absl::StrJoin(warnings, "\n");
   EXPECT_THAT(all, HasSubstr("precompiled .NET code from /app/App.dll (listed in its perfinfo map)"));
-  EXPECT_THAT(all, HasSubstr("pid 70 has JIT code but no /tmp/perf-70.map"));
+  EXPECT_THAT(all, HasSubstr("pid 70 has JIT code but profcpu found no /tmp/perf-70.map of it"));
   EXPECT_THAT(all, HasSubstr("pid 60 ran JIT code its jitdump does not describe"));
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "base/rooted_open.h"
 #include "recording/records.h"
 #include "symbolize/symbolizer.h"
@@ -27,12 +28,19 @@ class RootedProcessFiles : public ProcessFiles {
   std::shared_ptr<base::RootDir> RootFor(uint32_t pid) const override;
   uint32_t NamespacePid(uint32_t pid) const override;
   std::string JitDirectory(uint32_t pid) const override;
+  bool PerfMapNeverSeen(uint32_t pid) const override { return perf_map_never_seen_.contains(pid); }
+
+  // The processes whose perf map the collector looked for in vain.
+  void SetPerfMapNeverSeen(absl::flat_hash_set<uint32_t> pids) {
+    perf_map_never_seen_ = std::move(pids);
+  }
 
  private:
   std::map<uint32_t, std::shared_ptr<base::RootDir>> roots_;
   std::shared_ptr<base::RootDir> fallback_;
   absl::flat_hash_map<uint32_t, uint32_t> namespace_pids_;
   absl::flat_hash_map<uint32_t, std::string> jit_directories_;
+  absl::flat_hash_set<uint32_t> perf_map_never_seen_;
 };
 
 }  // namespace profcpu::symbolize

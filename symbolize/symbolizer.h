@@ -32,6 +32,10 @@ class ProcessFiles {
   // Where, inside its root, the process writes perf-PID.map and jit-PID.dump:
   // /tmp unless its environment said otherwise (DOTNET_PerfMapJitDumpPath).
   virtual std::string JitDirectory(uint32_t /*pid*/) const { return "/tmp"; }
+  // True when the collector looked for the process's perf map while it ran
+  // (every 100 ms, collector/perf_map_tailer.h) and never found one: a hint
+  // can then say so rather than guess.
+  virtual bool PerfMapNeverSeen(uint32_t /*pid*/) const { return false; }
 };
 
 struct SymbolizerOptions {

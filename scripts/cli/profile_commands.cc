@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -183,6 +185,16 @@ bool IsStartupError(const absl::Status& error) {
          absl::IsUnimplemented(error) || absl::IsInvalidArgument(error);
 }
 
+// PROFCPU_PERF_MAP_MAX_BYTES lowers the most copied of one perf map while
+// the target runs (tests reach the cap without writing a gigabyte); it never
+// raises the cap. 0: the default.
+uint64_t PerfMapCopyCap() {
+  const char* text = std::getenv("PROFCPU_PERF_MAP_MAX_BYTES");
+  uint64_t bytes = 0;
+  if (text == nullptr || !absl::SimpleAtoi(text, &bytes)) return 0;
+  return bytes < collector::PerfMapTailer::Limits().max_file_bytes ? bytes : 0;
+}
+
 void RemoveRunDirectory(const std::string& dir) {
   for (const char* name : {kRecordingFile, kLogFile}) {
     ::unlink(absl::StrCat(dir, "/", name).c_str());
@@ -214,6 +226,8 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   log.Info(absl::StrCat("profcpu ", kProfcpuVersion, ": ", absl::StrJoin(argv, " ")));
 
   options.recording_path = absl::StrCat(*run_dir, "/", kRecordingFile);
+  options.jit_copy_dir = absl::StrCat(*run_dir, "/", kJitDir);
+  options.perf_map_copy_max_bytes = PerfMapCopyCap();
   options.profcpu_version = kProfcpuVersion;
   options.command_line = absl::StrJoin(argv, " ");
   options.stop_requested = &g_stop_requested;
@@ -280,6 +294,11 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   pipeline.dir = *run_dir;
   pipeline.outputs = outputs;
   symbolize::RootedProcessFiles files(collected->roots, target_root, collected->processes);
+  absl::flat_hash_set<uint32_t> perf_map_never_seen;
+  for (const collector::TailedPerfMap& map : collected->perf_maps) {
+    if (!map.found && map.problem.empty()) perf_map_never_seen.insert(map.pid);
+  }
+  files.SetPerfMapNeverSeen(std::move(perf_map_never_seen));
   pipeline.files = &files;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) {

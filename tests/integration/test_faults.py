@@ -242,6 +242,35 @@ class DiskFullTest(unittest.TestCase):
         self.assertIn("postprocess", result.stderr)
 
 
+class PerfMapCopyOnAFullDiskTest(unittest.TestCase):
+    def test_copying_perf_maps_leaves_the_disk_to_the_recording(self):
+        """Perf maps are copied into the run folder while the target runs
+        (collector/perf_map_tailer.h), on the recording's disk. With less than
+        64 MiB free there the copying stops with a warning, the run succeeds,
+        and the map, still there, is read in place."""
+        mount = tempfile.mkdtemp(prefix="profcpu-full-")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", mount], check=True)
+        self.addCleanup(lambda: shutil.rmtree(mount, ignore_errors=True))
+        self.addCleanup(subprocess.run, ["umount", "-l", mount], check=False)
+        names = os.path.join(mount, "names")
+        with open(names, "wb") as f:
+            f.write(b"jit_named_in_place\0")
+        target = subprocess.Popen([t.fixture("fake_jit"), "--perf-map", names],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(target.stdout.close)
+        self.addCleanup(t.stop, target)
+        pid = int(target.stdout.readline().split()[1])
+        self.addCleanup(lambda: os.path.exists(f"/tmp/perf-{pid}.map") and
+                        os.unlink(f"/tmp/perf-{pid}.map"))
+        result = t.run_profcpu(["collect", "-pid", str(pid), "-duration", "2", "-out", mount])
+        run_dir = result.stdout.strip().splitlines()[-1]
+        warnings = " ".join(t.read_metadata(run_dir)["warnings"])
+        self.assertIn("kept for the recording", warnings)
+        self.assertFalse(os.path.exists(os.path.join(run_dir, "jit", f"perf-{pid}.map.partial")))
+        folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        self.assertGreater(t.samples_with(folded, lambda f: f.startswith("jit_named_in_place")), 10)
+
+
 class RingBufferOverrunTest(unittest.TestCase):
     def test_losses_are_counted_and_shown(self):
         """-mmap-pages 1 at a high frequency, and profcpu itself stopped for a

@@ -350,3 +350,111 @@ class HostileNamesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PerfMapChangedWhileTailedTest(unittest.TestCase):
+    """profcpu copies perf maps while the target runs
+    (collector/perf_map_tailer.h). The target changes its map under it:
+    replaces it by a FIFO or by a symlink leading out of its root, truncates
+    it, grows it past the cap. No hang, no crash, no byte from outside the
+    root, a bounded copy, and a warning that says what happened."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+        self.addCleanup(self.tmp.cleanup)
+        # Names files outside /tmp: a target may hide /tmp behind a tmpfs.
+        self.names_dir = tempfile.mkdtemp(prefix="profcpu-names-", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, self.names_dir, True)
+
+    def collect_while_changing(self, argv, change, env=None):
+        """Starts fake_jit with `argv`, collects it for 3 s and calls
+        change(pid) 1.2 s in; returns (run folder, pid, stderr)."""
+        proc, pid = start_fake_jit(argv)
+        self.addCleanup(stop, proc)
+        self.addCleanup(remove_jit_files, pid)
+        out = os.path.join(self.tmp.path, "out")
+        os.makedirs(out, exist_ok=True)
+        collector = subprocess.Popen(
+            [t.PROFCPU, "collect", "-pid", str(pid), "-duration", "3", "-freq", "199",
+             "-out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            errors="replace", env=env)
+        time.sleep(1.2)
+        change(pid)
+        stdout, stderr = collector.communicate(timeout=300)
+        self.assertEqual(collector.returncode, 0, stderr)
+        return stdout.strip().splitlines()[-1], pid, stderr
+
+    def names(self, *names):
+        return write_names(tempfile.mkdtemp(dir=self.names_dir), list(names))
+
+    def folded_names(self, run_dir):
+        folded = t.read_folded(os.path.join(run_dir, "folded_stacks.out"))
+        return {frame for stack in folded for frame in stack}
+
+    def test_map_replaced_by_a_fifo(self):
+        def to_fifo(pid):
+            path = f"/tmp/perf-{pid}.map"
+            os.unlink(path)
+            os.mkfifo(path)
+        run_dir, pid, _ = self.collect_while_changing(
+            [t.fixture("fake_jit"), "--perf-map", self.names("named_before_the_fifo")], to_fifo)
+        self.assertIn("named_before_the_fifo", self.folded_names(run_dir))
+        warnings = " ".join(t.read_metadata(run_dir)["warnings"])
+        self.assertIn(f"/tmp/perf-{pid}.map of pid {pid}: it is not a regular file", warnings)
+
+    def test_map_replaced_by_a_symlink_out_of_the_root(self):
+        host_dir = tempfile.mkdtemp(prefix="profcpu-host-", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, host_dir, True)
+        secret = os.path.join(host_dir, "secret.map")
+        with open(secret, "w") as f:
+            for i in range(8):
+                f.write(f"{JIT_BASE + i * 4096:x} 40 HOST_SECRET_SYMBOL_{i}\n")
+        script = ("mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs {host} && "
+                  "exec {fixture} --perf-map {names}").format(
+                      host=host_dir, fixture=t.fixture_outside_tmp("fake_jit"),
+                      names=self.names("named_before_the_symlink"))
+
+        def to_symlink(pid):
+            # Written from outside, into the target's own /tmp.
+            path = f"/proc/{pid}/root/tmp/perf-{pid}.map"
+            os.unlink(path)
+            os.symlink(secret, path)
+            with open(path) as naive:  # a naive reader would follow it out
+                self.assertIn("HOST_SECRET", naive.read())
+        run_dir, pid, _ = self.collect_while_changing(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", script], to_symlink)
+        self.assertIn("named_before_the_symlink", self.folded_names(run_dir))
+        self.assertNotIn(b"HOST_SECRET", all_output_bytes(run_dir))
+        with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
+            self.assertIn(f"/tmp/perf-{pid}.map of pid {pid} as jit/perf-{pid}.map; it was gone "
+                          "from its path by the end", f.read())
+
+    def test_map_truncated_and_rewritten(self):
+        def truncate(pid):
+            with open(f"/tmp/perf-{pid}.map", "r+") as f:
+                f.truncate(0)
+                f.write(f"{JIT_BASE + 4096:x} 40 named_after_the_truncation\n")
+        run_dir, pid, _ = self.collect_while_changing(
+            [t.fixture("fake_jit"), "--perf-map", self.names("named_before_the_truncation")],
+            truncate)
+        names = self.folded_names(run_dir)
+        self.assertIn("named_before_the_truncation", names)
+        self.assertIn("named_after_the_truncation", names)
+        with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
+            self.assertIn("truncated or replaced 1 time(s)", f.read())
+
+    def test_map_grown_past_the_cap(self):
+        cap = 64 << 10
+        def grow(pid):
+            with open(f"/tmp/perf-{pid}.map", "a") as f:
+                for i in range(40000):  # about 1 MiB
+                    f.write(f"7f0000{i:06x} 10 junk_{i}\n")
+        env = dict(os.environ, PROFCPU_PERF_MAP_MAX_BYTES=str(cap))
+        run_dir, pid, _ = self.collect_while_changing(
+            [t.fixture("fake_jit"), "--perf-map", self.names("named_below_the_cap")], grow,
+            env=env)
+        self.assertIn("named_below_the_cap", self.folded_names(run_dir))
+        self.assertEqual(os.path.getsize(os.path.join(run_dir, "jit", f"perf-{pid}.map")), cap)
+        warnings = " ".join(t.read_metadata(run_dir)["warnings"])
+        self.assertIn(f"/tmp/perf-{pid}.map of pid {pid}: copied its first {cap} bytes "
+                      "(the limit)", warnings)

@@ -337,3 +337,106 @@ class NodePerfProfTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def write_names(directory, file_name, names):
+    """A file of NUL-separated names, as fake_jit reads them."""
+    path = os.path.join(directory, file_name)
+    with open(path, "wb") as f:
+        f.write(b"".join(n.encode() + b"\0" for n in names))
+    return path
+
+
+def warnings_of(run_dir):
+    return t.read_metadata(run_dir)["warnings"]
+
+
+class PerfMapRemovedAtExitTest(unittest.TestCase):
+    """A JIT runtime that removes its perf map when it exits, as runtimes and
+    short-lived containers do: profcpu copies the map while the process runs
+    (collector/perf_map_tailer.h), so both the method named from the start
+    and the one named a second in are named, and the copy is kept."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = t.TempDir()
+        first = write_names(cls.tmp.path, "first", ["jit_named_at_start"])
+        late = write_names(cls.tmp.path, "late", ["jit_named_one_second_in"])
+        cls.run_dir = record(os.path.join(cls.tmp.path, "out"),
+                             [t.fixture("fake_jit"), "--regions", "2", "--perf-map", first,
+                              "--perf-map-late", late,
+                              "--exit-after", "3", "--unlink-perf-map"], freq=299)
+        cls.pid = t.read_metadata(cls.run_dir)["processes"][0]["pid"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_process_removed_its_map(self):
+        # Otherwise the test proves nothing.
+        self.assertFalse(os.path.exists(f"/tmp/perf-{self.pid}.map"))
+
+    def test_both_functions_are_named(self):
+        stacks = folded(self.run_dir)
+        start, total = share(stacks, has("jit_named_at_start"), lambda s: True)
+        late, _ = share(stacks, has("jit_named_one_second_in"), lambda s: True)
+        print(f"\nperf map removed at exit: {total} samples, {start:.2f} named at start, "
+              f"{late:.2f} named one second in", flush=True)
+        # Two regions, run in turn: each about half of the samples.
+        self.assertGreater(start, 0.35)
+        self.assertGreater(late, 0.35)
+
+    def test_the_copy_is_in_the_run_folder_and_the_archive(self):
+        copy = os.path.join(self.run_dir, "jit", f"perf-{self.pid}.map")
+        with open(copy, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("jit_named_at_start", text)
+        self.assertIn("jit_named_one_second_in", text)
+        self.assertFalse(os.path.exists(copy + ".partial"))
+        with tarfile.open(os.path.join(self.run_dir, "prof.tar.gz")) as archive:
+            self.assertIn(f"jit/perf-{self.pid}.map", archive.getnames())
+        with open(os.path.join(self.run_dir, "profcpu.log"), encoding="utf-8") as f:
+            self.assertIn("it was gone from its path by the end", f.read())
+
+    def test_no_warning_about_the_map(self):
+        for warning in warnings_of(self.run_dir):
+            self.assertNotIn("perf-", warning)
+
+
+class PerfMapNeverWrittenTest(unittest.TestCase):
+    def test_warning_says_it_was_never_written(self):
+        """JIT code and no perf map at all: the warning says profcpu looked
+        while the process ran and found none, rather than guessing."""
+        tmp = t.TempDir()
+        self.addCleanup(tmp.cleanup)
+        run = record(tmp.path, [t.fixture("fake_jit"), "--exit-after", "1.5"])
+        pid = t.read_metadata(run)["processes"][0]["pid"]
+        warnings = " ".join(warnings_of(run))
+        self.assertIn(f"pid {pid} ran JIT code but profcpu found no /tmp/perf-{pid}.map of it "
+                      "at any look while it ran", warnings)
+        self.assertFalse(os.path.exists(os.path.join(run, "jit", f"perf-{pid}.map")))
+
+
+class NodeInShortLivedContainerTest(unittest.TestCase):
+    """node --perf-basic-prof keeps its map at exit, but a short-lived
+    container takes its /tmp with it: node in a mount namespace of its own
+    with a private /tmp, gone when node exits, before profcpu symbolizes."""
+
+    def test_node_names_survive_its_tmp(self):
+        node = shutil.which("node") or shutil.which("nodejs")
+        self.assertIsNotNone(node, "Node.js is required (scripts/setup.sh installs it)")
+        tmp = t.TempDir()
+        self.addCleanup(tmp.cleanup)
+        script = "mount -t tmpfs tmpfs /tmp && cd / && exec {node} --perf-basic-prof {js} 3".format(
+            node=node, js=t.fixture_source("recursive.js"))
+        run = record(tmp.path, ["unshare", "--mount", "--propagation", "private",
+                                "sh", "-c", script])
+        pid = t.read_metadata(run)["processes"][0]["pid"]
+        self.assertFalse(os.path.exists(f"/tmp/perf-{pid}.map"))  # the host's /tmp never had it
+        stacks = folded(run)
+        fib, total = share(stacks, has("fibonacciRecursive"), lambda s: True)
+        print(f"\nnode in a private /tmp: fibonacciRecursive in {fib:.2f} of {total} samples",
+              flush=True)
+        self.assertGreater(total, 50)
+        self.assertGreater(fib, 0.5)
+        self.assertTrue(os.path.exists(os.path.join(run, "jit", f"perf-{pid}.map")))
