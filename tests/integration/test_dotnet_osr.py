@@ -158,7 +158,7 @@ class OsrTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def record(self, env_extra=None, callgraph=()):
+    def record(self, env_extra=None, callgraph=("-callgraph", "fp")):
         """profcpu record of the app; returns (run folder, the app's own
         measurement line)."""
         env = dict(os.environ)
