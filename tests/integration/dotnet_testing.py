@@ -155,10 +155,19 @@ class Profile:
         self.kernel = self.kernel_named = 0
         self.unknown_in_hot_stacks = 0
         self.unmapped = 0
+        # Unknown precompiled frames right above libSystem.Native.so: the
+        # P/Invoke marshalling stubs of System.Net.Sockets.dll and the like,
+        # which the runtime reports in neither its perf map nor its jitdump.
+        # Frame pointers hid most of them (their libSystem.Native callee
+        # calls a frameless libc wrapper); -callgraph fp+cfi shows them.
+        self.pinvoke_stubs = 0
         for frames in self.samples:
             hot = any(HOT_METHOD in n for n, _ in frames)
+            callee_module = ""
             for name, module in frames:
                 unknown = name.startswith("[unknown]")
+                stub = unknown and callee_module.endswith("/libSystem.Native.so")
+                callee_module = module
                 if module == "[unknown]":
                     # Off the end of a frame-pointer walk; the hot path has none.
                     self.unmapped += 1
@@ -170,7 +179,10 @@ class Profile:
                     self.coreclr_named[name.split("+0x")[0]] += 1
                 if is_managed_module(module):
                     self.managed[module] += 1
-                    if unknown:
+                    if stub:
+                        self.pinvoke_stubs += 1
+                        self.unknown_in_hot_stacks += 1 if hot else 0
+                    elif unknown:
                         self.managed_unknown[module] += 1
                         self.unknown_in_hot_stacks += 1 if hot else 0
 
@@ -178,5 +190,6 @@ class Profile:
         return (f"{self.total} samples, {len(self.hot)} in {HOT_METHOD} "
                 f"({self.hot_with_managed_caller} with a managed caller), managed frames "
                 f"{sum(self.managed.values())} ({sum(self.managed_unknown.values())} unknown: "
-                f"{self.managed_unknown.most_common(3)}), {self.unmapped} in no mapping, libcoreclr named "
+                f"{self.managed_unknown.most_common(3)}; {self.pinvoke_stubs} P/Invoke stubs), "
+                f"{self.unmapped} in no mapping, libcoreclr named "
                 f"{self.coreclr_named.most_common(3)}, kernel {self.kernel_named}/{self.kernel}")

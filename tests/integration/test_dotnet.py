@@ -10,7 +10,8 @@ of the app's samples, with its managed callers above it; libcoreclr.so
 frames named (its exported functions: the runtime ships internal names only
 in libcoreclr.so.dbg, which this machine cannot download); kernel frames
 named; managed frames named (at most a few precompiled frames the runtime
-never reports stay [unknown], none on the hot path)."""
+never reports stay [unknown], none on the hot path; the P/Invoke stubs that
+-callgraph fp+cfi brings out above libSystem.Native.so are counted apart)."""
 
 import json
 import os
