@@ -29,11 +29,20 @@ def fixture(name):
 def fixture_outside_tmp(name):
     """A copy of a fixture under /var/tmp, for targets that hide /tmp behind a
     private tmpfs (the build may live under /tmp). Removed at exit."""
-    if name not in _fixture_copies:
+    return _copy_outside_tmp(fixture(name))
+
+
+def fixture_source_outside_tmp(name):
+    """The same for a fixture's source (a script: recursive.js)."""
+    return _copy_outside_tmp(fixture_source(name))
+
+
+def _copy_outside_tmp(path):
+    if path not in _fixture_copies:
         folder = tempfile.mkdtemp(prefix="profcpu-fixture-", dir="/var/tmp")
         atexit.register(shutil.rmtree, folder, True)
-        _fixture_copies[name] = shutil.copy2(fixture(name), folder)
-    return _fixture_copies[name]
+        _fixture_copies[path] = shutil.copy2(path, folder)
+    return _fixture_copies[path]
 
 
 _fixture_copies = {}

@@ -428,7 +428,7 @@ class NodeInShortLivedContainerTest(unittest.TestCase):
         tmp = t.TempDir()
         self.addCleanup(tmp.cleanup)
         script = "mount -t tmpfs tmpfs /tmp && cd / && exec {node} --perf-basic-prof {js} 3".format(
-            node=node, js=t.fixture_source("recursive.js"))
+            node=node, js=t.fixture_source_outside_tmp("recursive.js"))
         run = record(tmp.path, ["unshare", "--mount", "--propagation", "private",
                                 "sh", "-c", script])
         pid = t.read_metadata(run)["processes"][0]["pid"]
