@@ -498,7 +498,7 @@ void ExpectLeafOfBlockInPoll(const recording::OffCpuSample& stay) {
   ASSERT_GE(stay.user_stack_copy.size(), 16u);
   ASSERT_LE(stay.user_stack_copy.size(), size_t{PROFCPU_LEAF_COPY_MAX});
   const auto begin = reinterpret_cast<uint64_t>(&BlockInPoll);
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   constexpr uint64_t kCodeBytes = 2048;  // instrumented: a much longer function
 #else
   constexpr uint64_t kCodeBytes = 256;
