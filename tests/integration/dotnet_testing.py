@@ -97,8 +97,8 @@ HEADER = re.compile(r"^(.*?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+([0-9.]+):")
 FRAME = re.compile(r"^\t\s*([0-9a-f]+) (.+) \((.*?)\)$")
 
 
-def read_samples(run_dir):
-    """perf_script.out as [(pid, [(name, module), ...] leaf first)]."""
+def read_thread_samples(run_dir):
+    """perf_script.out as [(pid, tid, [(name, module), ...] leaf first)]."""
     samples, current = [], None
     with open(os.path.join(run_dir, "perf_script.out"), encoding="utf-8",
               errors="replace") as f:
@@ -113,14 +113,19 @@ def read_samples(run_dir):
                 continue
             header = HEADER.match(line)
             if header and current is None:
-                current = (int(header.group(2)), [])
+                current = (int(header.group(2)), int(header.group(3)), [])
                 continue
             frame = FRAME.match(line)
             if frame and current is not None:
-                current[1].append((frame.group(2), frame.group(3)))
+                current[2].append((frame.group(2), frame.group(3)))
     if current:
         samples.append(current)
     return samples
+
+
+def read_samples(run_dir):
+    """perf_script.out as [(pid, [(name, module), ...] leaf first)]."""
+    return [(pid, frames) for pid, _, frames in read_thread_samples(run_dir)]
 
 
 def is_managed_module(module):

@@ -115,6 +115,23 @@ def record(out_dir, args, command, timeout=120):
     return run_dir, "\n".join(lines[:-1])
 
 
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def folded_from_archive_alone(run_dir):
+    """folded_stacks.out (bytes) of `profcpu postprocess` on a folder holding
+    only the run's prof.tar.gz, as on a laptop."""
+    elsewhere = TempDir()
+    try:
+        shutil.copy(os.path.join(run_dir, "prof.tar.gz"), elsewhere.path)
+        run_profcpu(["postprocess", "-dir", elsewhere.path])
+        return read_bytes(os.path.join(elsewhere.path, "folded_stacks.out"))
+    finally:
+        elsewhere.cleanup()
+
+
 def read_folded(path):
     """folded_stacks.out as {stack: count}, stack as a tuple of frames (root first)."""
     stacks = collections.Counter()
