@@ -49,6 +49,9 @@ bool DotnetOsrReplay::FlagOsrFrames(uint32_t pid, uint64_t time_ns,
                                     const symbolize::AddressSpaceTracker& spaces) {
   chain_flags_.assign(chain.size(), false);
   if (jit_ == nullptr) return false;
+  // A process already known to run no OSR code (most JIT runtimes' processes):
+  // no frame of it needs looking up.
+  if (auto known = has_osr_.find(pid); known != has_osr_.end() && !known->second) return false;
   bool any = false;
   for (size_t i = 0; i < chain.size(); ++i) {
     // Return addresses are looked up inside their call, as fold names them.
