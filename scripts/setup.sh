@@ -73,6 +73,22 @@ if [ ! -f "$k8s_models/node_modules/kubernetes-models/package.json" ]; then
     kubernetes-models@5.1.0 >/dev/null
 fi
 
+# puppeteer-core drives Debian's chromium for profile.html's browser tests
+# (tests/browser/page_driver.js, tests/integration/test_profile_page.py,
+# bench/page.sh). The -core package downloads no browser of its own. 24.x
+# still runs on Debian's Node.js 18 (25.x needs 22).
+browser_modules=/opt/profcpu-browser
+if [ ! -f "$browser_modules/node_modules/puppeteer-core/package.json" ]; then
+  command -v npm >/dev/null 2>&1 || {
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
+  }
+  echo "setup: installing puppeteer-core into $browser_modules" >&2
+  mkdir -p "$browser_modules"
+  npm install --prefix "$browser_modules" --no-audit --no-fund --loglevel=error \
+    puppeteer-core@24.43.1 >/dev/null
+fi
+
 # BPF and tracepoint work (later modes) needs tracefs; harmless when present.
 if [ -d /sys/kernel/tracing ] && [ -z "$(ls -A /sys/kernel/tracing 2>/dev/null)" ]; then
   mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
