@@ -270,33 +270,41 @@ async function testMode(puppeteer, spec) {
 // What bench mode watches from inside the page: installed before any of its
 // scripts runs, so the times are the page's own (performance.now() counts
 // from navigation start).
-function benchProbe() {
+function benchProbe(until) {
   const marks = {};
   window.__profcpuBench = marks;
   const note = (name) => { if (!(name in marks)) marks[name] = performance.now(); };
-  const watch = () => {
-    const root = document.documentElement;
-    if (!root) return;
+  if (until === "ready") {
+    // Cheap checks only: the observer runs while the page is parsed.
     const check = () => {
-      const s = root.dataset ? root.dataset.state : undefined;
-      if (s === "ready" || s === "error") {
+      const root = document.documentElement;
+      const s = root && root.dataset ? root.dataset.state : undefined;
+      if ((s === "ready" || s === "error") && !(s in marks)) {
         note(s);
         // ready promises the first view drawn: time to the next frame too.
         requestAnimationFrame(() => note(`${s}_frame`));
       }
-      if (document.querySelector && document.querySelector("#top-functions tbody tr")) note("table_row");
-      if (document.title && / - speedscope$/.test(document.title)) {
-        if (!("speedscope_title" in marks)) {
-          note("speedscope_title");
-          requestAnimationFrame(() => requestAnimationFrame(() => note("speedscope_drawn")));
-        }
+      if (!("table_row" in marks)) {
+        const table = document.getElementById("top-functions");
+        if (table && table.querySelector("tbody tr")) note("table_row");
       }
-      if (document.body && /Something went wrong/.test(document.body.textContent || "")) note("speedscope_error");
     };
-    new MutationObserver(check).observe(document, { attributes: true, childList: true, subtree: true, characterData: true });
-    check();
-  };
-  watch();
+    // Installed before the document has its root element: watch the document.
+    new MutationObserver(check).observe(document, { attributes: true, childList: true, subtree: true });
+  } else if (until === "speedscope") {
+    new MutationObserver(() => {
+      if (!("speedscope_title" in marks) && / - speedscope$/.test(document.title)) {
+        note("speedscope_title");
+        requestAnimationFrame(() => requestAnimationFrame(() => note("speedscope_drawn")));
+      }
+    }).observe(document, { childList: true, subtree: true, characterData: true });
+    const errors = setInterval(() => {
+      if (document.body && /Something went wrong/.test(document.body.innerText || "")) {
+        note("speedscope_error");
+        clearInterval(errors);
+      }
+    }, 200);
+  }
 }
 
 function median(xs) {
@@ -323,7 +331,7 @@ async function benchMode(puppeteer, spec) {
       page.on("pageerror", (e) => errors.push(String(e)));
       page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
       page.on("dialog", async (d) => { errors.push(`dialog: ${d.message()}`); await d.dismiss().catch(() => {}); });
-      await page.evaluateOnNewDocument(benchProbe);
+      await page.evaluateOnNewDocument(benchProbe, until);
       const run = { errors };
       const wall0 = Date.now();
       try {
