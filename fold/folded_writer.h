@@ -45,6 +45,20 @@ struct FoldOptions {
   bool weight_by_period = false;
 };
 
+// Whether a sample's event is the one folding keeps (options.event_filter,
+// or the first sample's), by the name the perf script text shows (which is
+// what the script compares).
+class EventFilter {
+ public:
+  EventFilter(const Profile& profile, const FoldOptions& options);
+  bool Keeps(uint32_t event);
+
+ private:
+  const Profile& profile_;
+  std::string name_;
+  absl::flat_hash_map<uint32_t, bool> keeps_;
+};
+
 FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options = {});
 
 // FoldProfile in its two passes. The first, over every sample, sums weights

@@ -1,7 +1,5 @@
 #include "render/pprof_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <limits>
 #include <tuple>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "render/deflate.h"
 #include "render/xml_text.h"
 #include "proto/profile.pb.h"  // generated from render/proto/profile.proto
 
@@ -346,28 +345,7 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
 }
 
 absl::StatusOr<std::string> Gzip(absl::string_view data) {
-  if (data.size() > std::numeric_limits<uInt>::max()) {
-    return absl::InvalidArgumentError("data over 4 GiB cannot be gzipped in one piece");
-  }
-  z_stream stream = {};
-  // 15 window bits + 16: a gzip header and trailer instead of zlib's.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
-    return absl::InternalError("zlib deflateInit2 failed");
-  }
-  std::string out(deflateBound(&stream, data.size()) + 32, '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  stream.avail_in = static_cast<uInt>(data.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  const int result = deflate(&stream, Z_FINISH);
-  const size_t written = stream.total_out;
-  deflateEnd(&stream);
-  if (result != Z_STREAM_END) {
-    return absl::InternalError(absl::StrCat("zlib deflate failed (", result, ")"));
-  }
-  out.resize(written);
-  return out;
+  return Deflate(data, DeflateContainer::kGzip);
 }
 
 absl::Status WritePprofFile(const fold::Profile& profile, const PprofOptions& options,

@@ -23,6 +23,7 @@ int RunPerfmap(const std::vector<std::string>& args);
 int RunFold(const std::vector<std::string>& args);
 int RunFlamegraph(const std::vector<std::string>& args);
 int RunDiff(const std::vector<std::string>& args);
+int RunHtml(const std::vector<std::string>& args);
 
 }  // namespace profcpu::cli
 

@@ -2,9 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "render/profile_page_writer.h"
 #include "scripts/cli/archive.h"
 #include "scripts/cli/metadata.h"
 #include "scripts/cli/output_dir.h"
@@ -22,6 +25,10 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   struct stat unwound;
   if (::stat(absl::StrCat(dir, "/", kUnwoundStacksFile).c_str(), &unwound) == 0) {
     files.push_back(kUnwoundStacksFile);
+  }
+  if (std::find(result.files_written.begin(), result.files_written.end(),
+                render::kProfilePageFile) != result.files_written.end()) {
+    files.push_back(render::kProfilePageFile);
   }
   files.insert(files.end(), result.jit_files.begin(), result.jit_files.end());
   files.insert(files.end(), result.exports.begin(), result.exports.end());

@@ -23,6 +23,8 @@ constexpr char kUsage[] =
     "  postprocess  rebuild a run folder's outputs: profcpu postprocess -dir DIR\n"
     "  ps           list .NET processes: pids, container, runtime, perf maps on or off\n"
     "  perfmap      turn a .NET 8+ process's perf map on or off: profcpu perfmap enable -pid N\n"
+    "  html         perf script text (perf's or profcpu's) -> profile.html: heatmap, flame\n"
+    "               graph and function table in one file that opens offline in a browser\n"
     "\n"
     "The FlameGraph tools, built in (same flags, same output, much faster):\n"
     "  fold         perf script text -> folded stacks (stackcollapse-perf.pl)\n"
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   if (command == "ps") return RunPs(args);
   if (command == "perfmap") return RunPerfmap(args);
   if (command == "fold") return RunFold(args);
+  if (command == "html") return RunHtml(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
   if (command == "version" || command == "--version" || command == "-version") {

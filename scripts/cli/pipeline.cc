@@ -10,7 +10,9 @@
 #include "recording/recording_reader.h"
 #include "render/flamegraph.h"
 #include "render/run_graph.h"
+#include "render/profile_page_writer.h"
 #include "scripts/cli/output_dir.h"
+#include "scripts/cli/profile_page_output.h"
 #include "symbolize/run_symbols.h"
 
 namespace profcpu::cli {
@@ -81,6 +83,11 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFlameGraphFile), svg));
   for (const char* name : {kFoldedFile, kPerfScriptFile, kFlameGraphFile}) {
     result.files_written.push_back(name);
+  }
+  if (options.outputs.html) {
+    PROFCPU_RETURN_IF_ERROR(
+        WriteProfilePage(profile, {&summary, graph_fold, graph}, path(render::kProfilePageFile)));
+    result.files_written.push_back(render::kProfilePageFile);
   }
 
   PROFCPU_RETURN_IF_ERROR(WriteExports(options.outputs, dir, summary, profile, log,

@@ -39,13 +39,18 @@ absl::Status ReadFormats(const std::string& list, RunOutputOptions* outputs) {
       outputs->pprof = true;
     } else if (format == "perfview") {
       outputs->perfview = true;
+    } else if (format == "html") {
+      outputs->html = true;
+    } else if (format == "no-html") {
+      outputs->html = false;
     } else if (format == "svg" || format == "folded" || format == "perf-script") {
       // Always written.
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown -format '", format,
-          "': expected pprof or perfview (flamegraph.svg, folded_stacks.out and "
-          "perf_script.out are always written; speedscope opens perf_script.out as it is)"));
+          "': expected pprof, perfview or no-html (flamegraph.svg, folded_stacks.out and "
+          "perf_script.out are always written, profile.html unless no-html; speedscope opens "
+          "perf_script.out as it is)"));
     }
   }
   return absl::OkStatus();
@@ -56,7 +61,9 @@ absl::Status ReadFormats(const std::string& list, RunOutputOptions* outputs) {
 void AddRunOutputFlags(FlagSet* flags) {
   flags->Add("format", "LIST", "",
              "extra outputs, comma-separated: pprof (profile.pb.gz, for go tool pprof and "
-             "pprof-based services), perfview (NAME.trace.zip, perfcollect's layout)");
+             "pprof-based services), perfview (NAME.trace.zip, perfcollect's layout); no-html "
+             "skips profile.html (heatmap, flame graph and function table in one file that "
+             "opens offline in a browser)");
   flags->Add("threads", "", "", "one tower per thread: root frames comm-PID/TID");
   AddGraphFlags(flags, GraphFlagStyle::kRun);
 }

@@ -24,6 +24,7 @@ inline constexpr char kPprofFile[] = "profile.pb.gz";
 struct RunOutputOptions {
   bool pprof = false;     // -format pprof: profile.pb.gz
   bool perfview = false;  // -format perfview: NAME.trace.zip
+  bool html = true;       // profile.html; -format no-html skips it
   bool threads = false;   // -threads: root frames "comm-PID/TID"
   // The graph flags as given, applied over the run's own defaults (title,
   // palette per mode) by ApplyGraphFlags.

@@ -1,0 +1,241 @@
+// profile.html's data and document: the frames named as folding names them,
+// the samples in time order, the encoding docs/profile-page.md specifies
+// (read back here by an independent reader), and a document no hostile name
+// can break out of.
+#include <zlib.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "fold/profile_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "render/profile_page_data.h"
+#include "render/profile_page_writer.h"
+#include "render/xml_text.h"
+
+namespace profcpu::render {
+namespace {
+
+using fold::testing::ProfileMaker;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr uint64_t kStart = 1'000'000'000;
+
+// Reads the data section as the page does.
+class DataReader {
+ public:
+  explicit DataReader(std::string bytes) : bytes_(std::move(bytes)) {}
+  uint64_t Varint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const uint8_t byte = static_cast<uint8_t>(bytes_.at(at_++));
+      value |= uint64_t{byte & 0x7fu} << shift;
+      if ((byte & 0x80) == 0) break;
+    }
+    return value;
+  }
+  int64_t Zigzag() {
+    const uint64_t v = Varint();
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+  }
+  std::string Bytes(size_t n) {
+    std::string out = bytes_.substr(at_, n);
+    at_ += n;
+    return out;
+  }
+  bool AtEnd() const { return at_ == bytes_.size(); }
+
+ private:
+  std::string bytes_;
+  size_t at_ = 0;
+};
+
+struct Decoded {
+  std::vector<std::string> names;
+  std::vector<uint8_t> flags;
+  std::vector<std::pair<uint32_t, uint32_t>> nodes;  // parent, name; [0] unused
+  std::vector<uint64_t> times, leaves, threads, weights;
+
+  // Node's names from the root frame to the node.
+  std::string Path(uint32_t node) const {
+    std::string path;
+    while (node != 0) {
+      path = names[nodes[node].second] + (path.empty() ? "" : ";") + path;
+      node = nodes[node].first;
+    }
+    return path;
+  }
+};
+
+Decoded Decode(const std::string& bytes) {
+  DataReader in(bytes);
+  EXPECT_EQ(in.Bytes(4), "PCPG");
+  EXPECT_EQ(in.Varint(), 1u);
+  Decoded d;
+  const uint64_t names = in.Varint();
+  for (uint64_t i = 0; i < names; ++i) d.names.push_back(in.Bytes(in.Varint()));
+  in.Bytes(6 * names);  // colours
+  for (uint64_t i = 0; i < names; ++i) d.flags.push_back(static_cast<uint8_t>(in.Bytes(1)[0]));
+  d.nodes.resize(in.Varint());
+  for (size_t i = 1; i < d.nodes.size(); ++i) {
+    d.nodes[i].first = static_cast<uint32_t>(in.Varint());
+    d.nodes[i].second = static_cast<uint32_t>(in.Varint());
+    EXPECT_LT(d.nodes[i].first, i);
+  }
+  const uint64_t threads = in.Varint();
+  for (uint64_t i = 0; i < 3 * threads; ++i) in.Varint();
+  const uint64_t samples = in.Varint();
+  const bool weighted = in.Varint() & 1;
+  uint64_t time = 0;
+  for (uint64_t i = 0; i < samples; ++i) d.times.push_back(time += in.Zigzag());
+  for (uint64_t i = 0; i < samples; ++i) d.leaves.push_back(in.Varint());
+  for (uint64_t i = 0; i < samples; ++i) d.threads.push_back(in.Varint());
+  for (uint64_t i = 0; i < samples; ++i) d.weights.push_back(weighted ? in.Varint() : 1);
+  EXPECT_TRUE(in.AtEnd());
+  return d;
+}
+
+std::string Between(const std::string& text, const std::string& open, const std::string& close) {
+  const size_t a = text.find(open);
+  if (a == std::string::npos) return "";
+  const size_t b = text.find(close, a + open.size());
+  return text.substr(a + open.size(), b - a - open.size());
+}
+
+std::string Inflate(const std::string& data, size_t size) {
+  std::string out(size, '\0');
+  uLongf length = size;
+  EXPECT_EQ(uncompress(reinterpret_cast<Bytef*>(out.data()), &length,
+                       reinterpret_cast<const Bytef*>(data.data()), data.size()),
+            Z_OK);
+  out.resize(length);
+  return out;
+}
+
+TEST(ProfilePageTest, SamplesInTimeOrderWithTheirStacksNamedAsFolded) {
+  ProfileMaker maker;
+  const uint32_t main_fn = maker.Location(0x1000, false, "/app", {{"main"}});
+  const uint32_t work = maker.Location(0x2000, false, "/app", {{"helper", 0, true}, {"work"}});
+  const uint32_t idle = maker.Location(0xffff1000, true, "[kernel.kallsyms]", {{"do_idle"}});
+  // Out of time order, as per-CPU buffers deliver them.
+  maker.Sample("app", 10, 11, 0, kStart + 3'000'000, 1, "cpu-clock", {work, main_fn});
+  maker.Sample("app", 10, 12, 1, kStart + 1'000'000, 1, "cpu-clock", {main_fn});
+  maker.Sample("swapper", 0, 0, 1, kStart + 2'000'000, 1, "cpu-clock", {idle});
+
+  PageDataOptions options;
+  options.start_ns = kStart;
+  const PageData data = BuildPageData(maker.profile(), options);
+  const Decoded d = Decode(EncodePageData(data));
+  EXPECT_THAT(d.times, ElementsAre(1000, 2000, 3000));
+  EXPECT_EQ(d.Path(d.leaves[0]), "app;main");
+  EXPECT_EQ(d.Path(d.leaves[1]), "swapper;do_idle");
+  EXPECT_EQ(d.Path(d.leaves[2]), "app;main;work;helper");
+  EXPECT_NE(d.threads[0], d.threads[2]);  // two threads of one process
+  EXPECT_THAT(d.weights, ElementsAre(1, 1, 1));
+  EXPECT_EQ(data.total_weight, 3u);
+  const uint32_t idle_name = d.nodes[d.leaves[1]].second;
+  EXPECT_EQ(d.flags[idle_name], kPageNameIdle | kPageNameKernel);
+  EXPECT_EQ(d.flags[d.nodes[d.leaves[0]].second], 0);
+  // "main" is one node whichever stack passes through it.
+  EXPECT_EQ(d.nodes[d.nodes[d.nodes[d.leaves[2]].first].first].first, d.nodes[d.leaves[0]].first);
+}
+
+TEST(ProfilePageTest, WeightsArePeriodsWhenFoldingWeighsByPeriod) {
+  ProfileMaker maker;
+  const uint32_t f = maker.Location(0x1000, false, "/app", {{"wait"}});
+  maker.Sample("app", 1, 1, 0, kStart, 2500, "offcpu-time", {f});
+  maker.Sample("app", 1, 1, 0, kStart + 10, 0, "offcpu-time", {f});
+  PageDataOptions options;
+  options.start_ns = kStart;
+  options.fold.weight_by_period = true;
+  const PageData data = BuildPageData(maker.profile(), options);
+  EXPECT_TRUE(data.weighted);
+  EXPECT_THAT(Decode(EncodePageData(data)).weights, ElementsAre(2500, 1));
+  EXPECT_EQ(data.total_weight, 2501u);
+}
+
+TEST(ProfilePageTest, KernelAnnotationColoursButIsNotShown) {
+  ProfileMaker maker;
+  const uint32_t k = maker.Location(0xffff2000, true, "[kernel.kallsyms]", {{"schedule"}});
+  maker.Sample("java", 1, 1, 0, kStart, 1, "cpu-clock", {k});
+  PageDataOptions options;
+  options.fold.annotate_kernel = true;
+  options.palette = Palette::kJava;
+  const PageData data = BuildPageData(maker.profile(), options);
+  ASSERT_EQ(data.names.size(), 2u);
+  EXPECT_EQ(data.names[1].text, "schedule");
+  // The java palette colours "_[k]" frames orange, as in the SVG.
+  EXPECT_EQ(data.names[1].color, FrameColor(Palette::kJava, false, "schedule_[k]"));
+  EXPECT_NE(data.names[1].color, FrameColor(Palette::kJava, false, "schedule"));
+}
+
+TEST(ProfilePageTest, HostileNamesCannotLeaveTheirElements) {
+  ProfileMaker maker;
+  const uint32_t evil = maker.Location(
+      0x1000, false, "/app", {{"</script><img src=x onerror=alert`1`>\"'&\xff\xfe bad"}});
+  maker.Sample("app</script>", 1, 1, 0, kStart, 1, "cpu-clock", {evil});
+  PageMeta meta;
+  meta.title = "</script><script>alert(1)</script>";
+  meta.subtitle = "pid 1 \xc3";
+  const PageData data = BuildPageData(maker.profile(), {});
+  const auto page = RenderProfilePage(data, meta);
+  ASSERT_TRUE(page.ok()) << page.status();
+  // The only "</script" are the page's own three closings.
+  size_t closings = 0;
+  for (size_t at = page->find("</script"); at != std::string::npos;
+       at = page->find("</script", at + 1)) {
+    ++closings;
+  }
+  EXPECT_EQ(closings, 3u);
+  EXPECT_THAT(*page, Not(HasSubstr("<img")));
+  EXPECT_THAT(*page, HasSubstr("default-src 'none'"));
+  const std::string meta_json = Between(*page, "id=\"profcpu-meta\">", "</script>");
+  EXPECT_THAT(meta_json, HasSubstr("\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"));
+  EXPECT_THAT(meta_json, HasSubstr("pid 1 \xef\xbf\xbd"));  // U+FFFD for the cut sequence
+  // The name reaches the page as folding names it (quotes dropped, bad bytes
+  // '?', as stackcollapse-perf.pl does), markup intact as text inside base64.
+  std::string names;
+  for (const PageName& name : data.names) {
+    EXPECT_TRUE(IsCleanText(name.text)) << name.text;
+    names += name.text + "\n";
+  }
+  EXPECT_THAT(names, HasSubstr("</script><img src=x onerror=alert`1`>&?? bad"));
+}
+
+TEST(ProfilePageTest, DataIsDeflatedBase64OfTheEncoding) {
+  ProfileMaker maker;
+  const uint32_t f = maker.Location(0x1000, false, "/app", {{"spin"}});
+  for (int i = 0; i < 5000; ++i) {
+    maker.Sample("app", 1, 1, 0, kStart + i * 1'001'000ull, 1, "cpu-clock", {f});
+  }
+  PageDataOptions options;
+  options.start_ns = kStart;
+  const PageData data = BuildPageData(maker.profile(), options);
+  const auto page = RenderProfilePage(data, {});
+  ASSERT_TRUE(page.ok()) << page.status();
+  const std::string raw = EncodePageData(data);
+  EXPECT_THAT(*page, HasSubstr("data-encoding=\"deflate\" data-bytes=\"" +
+                                   std::to_string(raw.size()) + "\""));
+  std::string compressed;
+  ASSERT_TRUE(absl::Base64Unescape(Between(*page, "data-bytes=\"" + std::to_string(raw.size()) +
+                                                      "\">", "</script>"),
+                                   &compressed));
+  EXPECT_EQ(Inflate(compressed, raw.size()), raw);
+  // Evenly spaced samples of one stack cost next to nothing.
+  EXPECT_LT(compressed.size() * 4 / 3, 5000u);
+}
+
+TEST(ProfilePageTest, AnEmptyProfileStillMakesAPage) {
+  const auto page = RenderProfilePage(BuildPageData(fold::Profile(), {}), {});
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(*page, HasSubstr("\"samples\":0"));
+  EXPECT_THAT(*page, HasSubstr("\"events\":[]"));
+}
+
+}  // namespace
+}  // namespace profcpu::render
