@@ -70,7 +70,7 @@ class PageTestCase(unittest.TestCase):
                 print(f"\n{self.id()}: screenshot {shot}", file=sys.stderr)
         return result
 
-    def drive(self, page, steps=(), fragment=None, timeout_ms=60000):
+    def drive(self, page, steps=(), fragment=None, timeout_ms=30000):
         """Opens `page` (+ '#fragment') and runs the steps; returns the
         driver's result after checking it ran them all. A screenshot of the
         end state is saved either way."""
@@ -89,7 +89,8 @@ class PageTestCase(unittest.TestCase):
             self.fail(f"page_driver.js failed ({proc.returncode}): {proc.stderr[-3000:]}")
         result = json.loads(proc.stdout)
         self.assertEqual(result["state"], "ready",
-                         f"data-state {result['state']!r}, #error {result['error_text']!r}, "
+                         f"{result['failure'] or ''}: data-state {result['state']!r}, "
+                         f"#error {result['error_text']!r}, "
                          f"page errors {result['page_errors']}, console {result['console_errors']}")
         self.assertIsNone(result["failure"], result)
         result["steps"].pop()  # the screenshot's path
@@ -276,22 +277,31 @@ class NoHtmlTest(unittest.TestCase):
 
 
 # Frame names a compromised target (a JIT's perf map) could give its code,
-# as bytes in the perf script text, and the text the page must show.
+# as bytes in the perf script text, and the text the page must show. They
+# pass the flame graph's naming rules unchanged (which cut a name at '(',
+# drop quotes and turn ';' into ':'), so what reaches the page is markup:
+# `alert`1`` calls alert as a tagged template. Ill-formed UTF-8 becomes
+# U+FFFD (docs/profile-page.md).
 HOSTILE = [
-    (b"<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
-    (b"\"quotes' &amp; <b>bold</b>", "\"quotes' &amp; <b>bold</b>"),
-    (b"</script><script>alert(2)</script>", "</script><script>alert(2)</script>"),
+    (b"<img src=x onerror=alert`1`>", "<img src=x onerror=alert`1`>"),
+    (b"</script><script>alert`2`</script>", "</script><script>alert`2`</script>"),
+    (b"<b>bold</b>&amp: x", "<b>bold</b>&amp: x"),
     (b"bad\xff\xfeutf8\xc3end", "bad\ufffd\ufffdutf8\ufffdend"),
 ]
+# Quotes survive in a process name (comm) and in the title.
+HOSTILE_COMM = "evil\"quote'<i>x</i>"
+HOSTILE_TITLE = "</script><img src=x onerror=alert`3`>\"quote'"
 
 
 def hostile_perf_script():
-    """perf script text: 400 samples over 4 s in one thread, a quarter of
-    them through each hostile frame."""
+    """perf script text: 400 samples over 4 s, a quarter of them through
+    each hostile frame; every other group of four in the hostile comm."""
     out = []
     for i in range(400):
         name = HOSTILE[i % len(HOSTILE)][0]
-        out.append(b"victim 4242/4242 [001] %d.%06d:    1001001 cpu-clock: \n" % (1000 + i // 100, (i % 100) * 10000))
+        comm, tid = (HOSTILE_COMM.encode(), 4243) if (i // 4) % 2 else (b"victim", 4242)
+        out.append(b"%s %d/%d [001] %d.%06d:    1001001 cpu-clock: \n"
+                   % (comm, tid, tid, 1000 + i // 100, (i % 100) * 10000))
         out.append(b"\t    7f0000001000 " + name + b"+0x10 (/tmp/perf-4242.map)\n")
         out.append(b"\t    55555555a000 handle_request+0x2a (/usr/bin/victim)\n")
         out.append(b"\t    55555555b000 main+0x10 (/usr/bin/victim)\n\n")
@@ -308,23 +318,27 @@ class HostileNamesTest(PageTestCase):
         with open(script, "wb") as f:
             f.write(hostile_perf_script())
         cls.page = os.path.join(cls.tmp.path, "profile.html")
-        t.run_profcpu(["html", "-o", cls.page, script])
+        t.run_profcpu(["html", "-title", HOSTILE_TITLE, "-o", cls.page, script])
 
     # What a name parsed as markup would have added to the document.
     INJECTED = ("({img: document.querySelectorAll('img[src=x]').length,"
                 " handlers: document.querySelectorAll('[onerror]').length,"
-                " bold: Array.from(document.querySelectorAll('b')).filter(b => b.textContent === 'bold').length,"
-                " scripts: Array.from(document.scripts).filter(s => s.textContent.includes('alert(2)')"
-                " && s.id !== 'profcpu-meta' && s.id !== 'profcpu-data').length})")
+                " bold: Array.from(document.querySelectorAll('b')).filter(e => e.textContent === 'bold').length,"
+                " italic: Array.from(document.querySelectorAll('i')).filter(e => e.textContent === 'x').length,"
+                " scripts: Array.from(document.scripts).filter(s => s.id !== 'profcpu-meta'"
+                " && s.id !== 'profcpu-data' && /alert`/.test(s.textContent)).length})")
+    TEXTS = ("({title: document.getElementById('title').textContent,"
+             " processes: Array.from(document.querySelectorAll('#pid option')).map(o => o.textContent)})")
 
     def test_names_stay_text(self):
         result = self.drive(self.page, [
             {"op": "rows", "n": None}, {"op": "eval", "expr": self.INJECTED},
+            {"op": "eval", "expr": self.TEXTS},
             {"op": "type", "text": "<img"}, {"op": "matched"}, {"op": "eval", "expr": self.INJECTED},
         ])
         self.assertClean(result)
-        rows, injected, _, matched, after_search = result["steps"]
-        self.assertEqual(injected, {"img": 0, "handlers": 0, "bold": 0, "scripts": 0})
+        rows, injected, texts, _, matched, after_search = result["steps"]
+        self.assertEqual(injected, {"img": 0, "handlers": 0, "bold": 0, "italic": 0, "scripts": 0})
         self.assertEqual(after_search, injected)
         by_name = {r["name"]: r for r in rows}
         for raw, shown in HOSTILE:
@@ -332,6 +346,9 @@ class HostileNamesTest(PageTestCase):
             self.assertIn(shown, by_name[shown]["text"], "the row does not show the name as text")
             self.assertAlmostEqual(float(by_name[shown]["self"]), 25, delta=0.01)
         self.assertAlmostEqual(matched_percent(matched), 25, delta=0.1)
+        self.assertEqual(texts["title"], HOSTILE_TITLE)
+        self.assertTrue(any(HOSTILE_COMM in p for p in texts["processes"]),
+                        f"{HOSTILE_COMM!r} not among the processes {texts['processes']}")
 
 
 if __name__ == "__main__":
