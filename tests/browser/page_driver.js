@@ -329,7 +329,14 @@ async function benchMode(puppeteer, spec) {
       await page.setViewport({ width: 1280, height: 900 });
       const errors = [];
       page.on("pageerror", (e) => errors.push(String(e)));
-      page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+      page.on("console", async (m) => {
+        // speedscope reports a failed import with console.log("Failed to load format", error).
+        if (m.type() === "error" || m.type() === "warn" || /fail|error/i.test(m.text())) {
+          const args = await Promise.all(m.args().map((a) => a.evaluate((v) => String(v)).catch(() => "?")));
+          errors.push(`${m.type()}: ${(args.length ? args.join(" ") : m.text()).slice(0, 300)}`);
+        }
+      });
+      page.on("requestfailed", (r) => errors.push(`request failed: ${r.url().slice(0, 100)}: ${r.failure() && r.failure().errorText}`));
       page.on("dialog", async (d) => { errors.push(`dialog: ${d.message()}`); await d.dismiss().catch(() => {}); });
       await page.evaluateOnNewDocument(benchProbe, until);
       const run = { errors };
@@ -364,8 +371,17 @@ async function benchMode(puppeteer, spec) {
       if (until === "load") run.ms = run.load_event_ms;
       if (until === "speedscope") run.ms = run.marks && run.marks.speedscope_drawn != null ? run.marks.speedscope_drawn : null;
       if (run.ms == null && !run.failure) {
+        let shown = "";
+        try {
+          shown = await page.evaluate(() => {
+            const text = (document.getElementById("error") || document.body || {}).innerText || "";
+            const at = text.indexOf("Something went wrong");  // speedscope's error panel
+            return at >= 0 ? text.slice(at) : text;
+          });
+        } catch (_) { /* the page may be gone */ }
         run.failure = (run.marks && (run.marks.error != null || run.marks.speedscope_error != null))
-          ? `the page reported an error: ${errors.slice(0, 2).join(" | ").slice(0, 300)}`
+          ? `the page reported an error: ${shown.replace(/\s+/g, " ").trim().slice(0, 120)}` +
+            (errors.length ? ` (${errors.slice(0, 3).join(" | ").slice(0, 400)})` : "")
           : "no time measured";
       }
       out.runs.push(run);
