@@ -331,6 +331,7 @@ async function benchMode(puppeteer, spec) {
       page.on("pageerror", (e) => errors.push(String(e)));
       page.on("console", async (m) => {
         // speedscope reports a failed import with console.log("Failed to load format", error).
+        if (/GL Driver Message/.test(m.text())) return;  // SwiftShader's performance chatter
         if (m.type() === "error" || m.type() === "warn" || /fail|error/i.test(m.text())) {
           const args = await Promise.all(m.args().map((a) => a.evaluate((v) => String(v)).catch(() => "?")));
           errors.push(`${m.type()}: ${(args.length ? args.join(" ") : m.text()).slice(0, 300)}`);
