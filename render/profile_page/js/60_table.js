@@ -58,11 +58,12 @@ FunctionTable.prototype.render = function () {
   body.appendChild(fragment);
   var hidden = this.rows.length - shown;
   this.moreButton.hidden = hidden === 0;
-  this.moreButton.textContent = "Show all " + this.rows.length.toLocaleString("en-US") + " functions";
+  this.moreButton.textContent = "Show all " + formatCount(this.rows.length) + " functions";
   this.note.textContent = this.rows.length === 0 ? "No samples in the selection." :
-      hidden > 0 ? "Showing the first " + shown.toLocaleString("en-US") + " of " +
-                   this.rows.length.toLocaleString("en-US") + " functions." :
-      this.rows.length.toLocaleString("en-US") + " functions. Click a row for its callers and callees.";
+      hidden > 0 ? "Showing the first " + formatCount(shown) + " of " +
+                   formatCount(this.rows.length) + " functions." :
+      formatCount(this.rows.length) + " functions. Click a row for its callers and callees.";
+  this.note.textContent += " Self and Total in " + this.countName + ".";
 };
 
 FunctionTable.prototype.renderHead = function () {
@@ -74,7 +75,7 @@ FunctionTable.prototype.renderHead = function () {
     th.dataset.key = column.key;
     th.className = column.key === "name" ? "name" : "number";
     var title = column.title;
-    if (column.key === "selfWeight" || column.key === "totalWeight") title += " (" + this.countName + ")";
+    if (column.key === "selfWeight" || column.key === "totalWeight") th.className += " weight";
     if (column.key === this.sortKey) title += this.descending ? " \u25be" : " \u25b4";
     th.textContent = title;
     th.title = "sort by " + column.title;
