@@ -5,26 +5,37 @@
 // also across two runs). Data nodes map to view nodes through memo tables, so
 // building costs one step per data node, not per sample.
 
-var KEY_SCALE = 16777216;  // 2^24 texts; keys stay exact doubles for 2^29 nodes
-
-function ViewTree(texts, rootLabel) {
+// Columns are typed arrays grown by doubling: big profiles have millions of
+// view nodes.
+function ViewTree(texts, rootLabel, expectedSize) {
   this.texts = texts;
   this.rootLabel = rootLabel;
-  this.parent = [-1];
-  this.text = [-1];
-  this.depth = [0];
-  this.rgb = [0xd0d0d0];
-  this.coolRgb = [0xd0d0d0];
-  this.cool = [0];
-  this.value = [0];
-  this.base = [0];  // the baseline's weight in a differential view
-  this.keys = new Map();
+  this.count = 0;
+  this.allocate(Math.max(16, expectedSize || 0));
+  this.keys = new PairMap(expectedSize || 16);  // (parent, text) -> child
   this.coolText = -1;
   this.childStart = null;
   this.children = null;
+  this.parent[0] = -1;
+  this.text[0] = -1;
+  this.rgb[0] = this.coolRgb[0] = 0xd0d0d0;
+  this.count = 1;
 }
 
-ViewTree.prototype.size = function () { return this.parent.length; };
+var TREE_COLUMNS = [["parent", Int32Array], ["text", Int32Array], ["depth", Int32Array],
+                    ["rgb", Int32Array], ["coolRgb", Int32Array], ["cool", Uint8Array],
+                    ["value", Float64Array], ["base", Float64Array]];  // base: the baseline's weight
+
+ViewTree.prototype.allocate = function (capacity) {
+  for (var i = 0; i < TREE_COLUMNS.length; i++) {
+    var name = TREE_COLUMNS[i][0], column = new TREE_COLUMNS[i][1](capacity);
+    if (this.count) column.set(this[name].subarray(0, this.count));
+    this[name] = column;
+  }
+  this.capacity = capacity;
+};
+
+ViewTree.prototype.size = function () { return this.count; };
 
 ViewTree.prototype.label = function (v) {
   return v === 0 ? this.rootLabel : this.texts.strings[this.text[v]];
@@ -34,21 +45,27 @@ ViewTree.prototype.setCoolSubtree = function (name) {
   this.coolText = name ? this.texts.intern(name) : -1;
 };
 
+ViewTree.prototype.childOf = function (parent, text) { return this.keys.get(parent, text); };
+
 ViewTree.prototype.child = function (parent, text, rgb, coolRgb) {
-  var key = parent * KEY_SCALE + text;
-  var id = this.keys.get(key);
-  if (id !== undefined) return id;
-  id = this.parent.length;
-  this.keys.set(key, id);
-  this.parent.push(parent);
-  this.text.push(text);
-  this.depth.push(this.depth[parent] + 1);
-  this.rgb.push(rgb);
-  this.coolRgb.push(coolRgb);
-  this.cool.push(this.cool[parent] || text === this.coolText ? 1 : 0);
-  this.value.push(0);
-  this.base.push(0);
+  var id = this.keys.get(parent, text);
+  if (id >= 0) return id;
+  if (this.count === this.capacity) this.allocate(2 * this.capacity);
+  id = this.count++;
+  this.keys.set(parent, text, id);
+  this.parent[id] = parent;
+  this.text[id] = text;
+  this.depth[id] = this.depth[parent] + 1;
+  this.rgb[id] = rgb;
+  this.coolRgb[id] = coolRgb;
+  this.cool[id] = this.cool[parent] || text === this.coolText ? 1 : 0;
   return id;
+};
+
+// `field` is "value" or "base"; columns are replaced as the tree grows, so
+// callers must not keep them across child().
+ViewTree.prototype.add = function (field, v, weight) {
+  this[field][v] += weight;
 };
 
 function packedColor(bytes, index) {
@@ -66,12 +83,12 @@ ViewTree.prototype.childForNode = function (parent, profile, n) {
 // descendants' (children always come after their parent).
 ViewTree.prototype.sumUp = function (field) {
   var values = this[field], parent = this.parent;
-  for (var v = values.length - 1; v > 0; v--) values[parent[v]] += values[v];
+  for (var v = this.count - 1; v > 0; v--) values[parent[v]] += values[v];
 };
 
 // Children lists in alphabetical order, as flamegraph.pl's sorted input.
 ViewTree.prototype.finish = function () {
-  var n = this.parent.length, parent = this.parent;
+  var n = this.count, parent = this.parent;
   var start = new Uint32Array(n + 1);
   for (var v = 1; v < n; v++) start[parent[v] + 1]++;
   for (v = 0; v < n; v++) start[v + 1] += start[v];
@@ -94,19 +111,19 @@ ViewTree.prototype.finish = function () {
 // by text path; `memo` maps data nodes to view nodes and may be shared by two
 // aggregations of the same profile.
 function addMergedWeights(tree, profile, agg, field, memo) {
-  var parent = profile.tree.parent, values = tree[field];
+  var parent = profile.tree.parent;
   memo[0] = 0;
   for (var n = 1; n < profile.nodeCount; n++) {
     if (agg.total[n] === 0) continue;
     var v = memo[n];
     if (v < 0) v = memo[n] = tree.childForNode(memo[parent[n]], profile, n);
-    values[v] += agg.self[n];
+    if (agg.self[n] !== 0) tree.add(field, v, agg.self[n]);
   }
 }
 
 // Per-thread towers: the process root (depth 1) becomes "comm-pid/tid".
 function addSplitWeights(tree, profile, agg, field, memo) {
-  var m = profile.nodeCount, parent = profile.tree.parent, values = tree[field];
+  var m = profile.nodeCount, parent = profile.tree.parent;
   var threadRoots = new Map();
   var path = [];
   agg.perThread.forEach(function (w, key) {
@@ -126,16 +143,16 @@ function addSplitWeights(tree, profile, agg, field, memo) {
     var x = node, v;
     while (true) {
       if (parent[x] === 0) { v = root; break; }
-      var known = memo.get(thread * m + x);
-      if (known !== undefined) { v = known; break; }
+      var known = memo.get(thread, x);
+      if (known >= 0) { v = known; break; }
       path.push(x);
       x = parent[x];
     }
     for (var i = path.length - 1; i >= 0; i--) {
       v = tree.childForNode(v, profile, path[i]);
-      memo.set(thread * m + path[i], v);
+      memo.set(thread, path[i], v);
     }
-    values[v] += w;
+    tree.add(field, v, w);
   });
 }
 
@@ -146,10 +163,10 @@ function newNodeMemo(profile) {
 // The graph of a selection, optionally with a baseline (differential view).
 // `baseline` is {profile, agg} and may be another run.
 function buildSelectionTree(texts, coolSubtree, profile, agg, split, baseline) {
-  var tree = new ViewTree(texts, "all");
+  var tree = new ViewTree(texts, "all", profile.nodeCount);
   tree.setCoolSubtree(coolSubtree);
   var add = split ? addSplitWeights : addMergedWeights;
-  var newMemo = split ? function () { return new Map(); } : newNodeMemo;
+  var newMemo = split ? function () { return new PairMap(1024); } : newNodeMemo;
   var memo = newMemo(profile);
   add(tree, profile, agg, "value", memo);
   if (baseline) {
@@ -163,7 +180,7 @@ function buildSelectionTree(texts, coolSubtree, profile, agg, split, baseline) {
 
 // A tree whose root is function `fnText`, coloured as its first frame.
 function functionRootedTree(texts, coolSubtree, profile, fnText) {
-  var tree = new ViewTree(texts, texts.strings[fnText]);
+  var tree = new ViewTree(texts, texts.strings[fnText], 0);
   tree.setCoolSubtree(coolSubtree);
   tree.text[0] = fnText;
   tree.cool[0] = fnText === tree.coolText ? 1 : 0;
@@ -188,7 +205,7 @@ function buildCalleesTree(texts, coolSubtree, profile, agg, fnText) {
     else if (memo[parent[n]] >= 0) v = tree.childForNode(memo[parent[n]], profile, n);
     else continue;
     memo[n] = v;
-    tree.value[v] += agg.self[n];
+    tree.add("value", v, agg.self[n]);
   }
   tree.sumUp("value");
   return tree.finish();
@@ -210,10 +227,10 @@ function buildCallersTree(texts, coolSubtree, profile, agg, fnText) {
     var w = weightAt[o];
     if (w === 0) continue;
     var v = 0;
-    tree.value[0] += w;
+    tree.add("value", 0, w);
     for (var x = parent[o]; x !== 0; x = parent[x]) {
       v = tree.childForNode(v, profile, x);
-      tree.value[v] += w;
+      tree.add("value", v, w);
     }
   }
   return tree.finish();

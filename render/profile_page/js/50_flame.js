@@ -43,8 +43,8 @@ FlameGraph.prototype.textPath = function (v) {
 FlameGraph.prototype.findTextPath = function (path) {
   var v = 0;
   for (var i = 0; i < path.length; i++) {
-    var next = this.tree.keys.get(v * KEY_SCALE + path[i]);
-    if (next === undefined || this.tree.value[next] === 0) return 0;
+    var next = this.tree.childOf(v, path[i]);
+    if (next < 0 || this.tree.value[next] === 0) return 0;
     v = next;
   }
   return v;
