@@ -211,21 +211,16 @@ function buildCalleesTree(texts, coolSubtree, profile, agg, fnText) {
   return tree.finish();
 }
 
-// Who calls function `fnText`: from each sample's innermost occurrence down to
-// the process root, inverted (the function is the root).
-function buildCallersTree(texts, coolSubtree, profile, agg, fnText) {
-  var tree = functionRootedTree(texts, coolSubtree, profile, fnText);
-  var m = profile.nodeCount, parent = profile.tree.parent;
-  var innermost = new Int32Array(m).fill(-1);
-  var weightAt = new Float64Array(m);
-  for (var n = 1; n < m; n++) {
-    if (agg.total[n] === 0) continue;
-    innermost[n] = profile.nodeText[n] === fnText ? n : innermost[parent[n]];
-    if (innermost[n] >= 0) weightAt[innermost[n]] += agg.self[n];
-  }
-  for (var o = 1; o < m; o++) {
-    var w = weightAt[o];
-    if (w === 0) continue;
+// Who calls function `fnText`: from each outermost occurrence down to the
+// process root, inverted (the function is the root). Outermost, as for the
+// callees: a recursive function's callers are the frames that entered the
+// recursion, and its self-calls show in the callees graph.
+function buildCallersTree(texts, profile, agg, fnText) {
+  var tree = functionRootedTree(texts, "", profile, fnText);
+  var parent = profile.tree.parent;
+  for (var o = 1; o < profile.nodeCount; o++) {
+    var w = agg.total[o];
+    if (w === 0 || profile.nodeText[o] !== fnText || !profile.outermost[o]) continue;
     var v = 0;
     tree.add("value", 0, w);
     for (var x = parent[o]; x !== 0; x = parent[x]) {

@@ -67,7 +67,7 @@ Heatmap.prototype.render = function () {
   var draggingBaseline = dragged && this.drag.baseline;
   this.drawRange(ctx, draggingBaseline ? dragged : this.baseline, "rgba(0,150,70,0.9)", "rgba(0,150,70,0.18)");
   this.drawRange(ctx, dragged && !draggingBaseline ? dragged : this.selection,
-                 "rgba(20,80,220,1)", "rgba(20,80,220,0.22)");
+                 "rgba(20,80,220,1)", "rgba(20,80,220,0.12)");
   this.drawAxes(ctx, width);
   this.renderEvents(width);
 };
@@ -123,20 +123,26 @@ Heatmap.prototype.drawAxes = function (ctx, width) {
   ctx.fillStyle = "#444";
   ctx.textBaseline = "alphabetic";
   ctx.textAlign = "center";
-  var every = Math.max(1, Math.ceil(34 / this.cellWidth));
+  var every = niceStep(34 / this.cellWidth);
   for (var s = 0; s < this.columns; s += every) {
     ctx.fillText(String(s), HEAT_LEFT + (s + 0.5) * this.cellWidth, HEAT_TOP - 5);
   }
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
-  var rowEvery = Math.max(1, Math.ceil(24 / this.rowHeight));
-  if (this.rows === 50) rowEvery = 10;
+  if (this.rows === 1) return;  // one row per second: nothing to label
+  var rowEvery = this.rows === 50 ? 10 : Math.max(1, Math.ceil(24 / this.rowHeight));
   for (var r = 0; r < this.rows; r += rowEvery) {
     var ms = Math.round(1000 * r / this.rows);
-    ctx.fillText(this.rows === 1 ? "1 s" : ms + " ms", HEAT_LEFT - 5, HEAT_TOP + (r + 0.5) * this.rowHeight);
+    ctx.fillText(ms + " ms", HEAT_LEFT - 5, HEAT_TOP + (r + 0.5) * this.rowHeight);
   }
-  ctx.textAlign = "left";
 };
+
+// The smallest of 1, 2, 5, 10, 15, 30, 60, 120, ... seconds at least `minimum`.
+function niceStep(minimum) {
+  var steps = [1, 2, 5, 10, 15, 30, 60];
+  for (var i = 0; i < steps.length; i++) if (steps[i] >= minimum) return steps[i];
+  return 60 * Math.ceil(minimum / 60);
+}
 
 Heatmap.prototype.cellAt = function (event) {
   var box = this.canvas.getBoundingClientRect();

@@ -148,7 +148,7 @@ FlameGraph.prototype.render = function () {
   var canvas = this.canvas;
   var width = Math.max(canvas.parentNode.clientWidth, 100);
   var layout = this.tree ? this.computeLayout(width) : { node: [], maxDepth: 0 };
-  var height = (layout.maxDepth + 1) * FRAME_PX;
+  var height = Math.max(layout.maxDepth + 1, 2) * FRAME_PX;
   var ratio = window.devicePixelRatio || 1;
   canvas.style.width = width + "px";
   canvas.style.height = height + "px";
@@ -173,6 +173,10 @@ FlameGraph.prototype.render = function () {
     }
   }
   ctx.globalAlpha = 1;
+  if (layout.node.length === 0) {
+    ctx.fillStyle = "#5f6368";
+    ctx.fillText("No samples in the selection.", 4, FRAME_PX);
+  }
   this.layout = layout;
 };
 

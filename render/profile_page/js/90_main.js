@@ -263,7 +263,7 @@ ProfilePage.prototype.updateSandwich = function () {
     this.callees.setTree(null, false);
     byId("sandwich-title").textContent = fn + " (not in the selection)";
   } else {
-    this.callers.setTree(buildCallersTree(this.texts, "", profile, this.agg, text), false);
+    this.callers.setTree(buildCallersTree(this.texts, profile, this.agg, text), false);
     this.callees.setTree(buildCalleesTree(this.texts, this.coolSubtree, profile, this.agg, text), false);
   }
   this.callers.setMatches(this.matches);
