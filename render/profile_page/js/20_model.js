@@ -133,12 +133,13 @@ Profile.prototype.aggregate = function (range, filter, byThread) {
 };
 
 // Self and total weight per display text (the function table's rows).
+// Process roots (name flag bit 3) are frames but not functions.
 Profile.prototype.functionWeights = function (agg) {
   var count = this.texts.strings.length;
   var self = new Float64Array(count), total = new Float64Array(count);
-  var text = this.nodeText, outermost = this.outermost;
+  var text = this.nodeText, outermost = this.outermost, name = this.tree.name, flags = this.names.flags;
   for (var n = 1; n < this.nodeCount; n++) {
-    if (agg.total[n] === 0) continue;
+    if (agg.total[n] === 0 || (flags[name[n]] & 8)) continue;
     self[text[n]] += agg.self[n];
     if (outermost[n]) total[text[n]] += agg.total[n];
   }

@@ -57,7 +57,10 @@ Heatmap.prototype.cellStart = function (cell) { return cell / this.rows; };
 
 Heatmap.prototype.render = function () {
   var available = this.canvas.parentNode.clientWidth - HEAT_LEFT - 8;
-  this.cellWidth = Math.max(4, Math.min(90, Math.floor(available / this.columns)));
+  // Wide enough to hit, narrow enough that hours of seconds stay one canvas
+  // (browsers refuse canvases over 32,767 px wide).
+  var widest = Math.max(1, Math.floor(32000 / this.columns));
+  this.cellWidth = Math.min(widest, Math.max(4, Math.min(90, Math.floor(available / this.columns))));
   var width = HEAT_LEFT + this.columns * this.cellWidth + 2;
   var height = HEAT_TOP + this.rows * this.rowHeight + 1;
   var ctx = sizeCanvas(this.canvas, width, height);
@@ -73,7 +76,7 @@ Heatmap.prototype.render = function () {
 };
 
 function sizeCanvas(canvas, width, height) {
-  var ratio = window.devicePixelRatio || 1;
+  var ratio = Math.min(window.devicePixelRatio || 1, 32000 / width);
   canvas.style.width = width + "px";
   canvas.style.height = height + "px";
   canvas.width = Math.round(width * ratio);

@@ -5,6 +5,7 @@
 
 var FRAME_PX = 16;
 var MIN_FRAME_PX = 0.5;
+var MAX_DEPTH_DRAWN = 1900;  // browsers refuse canvases over 32,767 px high
 var FONT = "12px Verdana, \"DejaVu Sans\", sans-serif";
 var MATCH_COLOR = "rgb(230,0,230)";
 
@@ -119,7 +120,7 @@ FlameGraph.prototype.computeLayout = function (width) {
     var cx = x + (value[v] - childWeight) * scale;
     for (i = start[v]; i < start[v + 1]; i++) {
       var c = children[i], w = value[c] * scale;
-      if (w >= MIN_FRAME_PX) {
+      if (w >= MIN_FRAME_PX && tree.depth[c] <= MAX_DEPTH_DRAWN) {
         stackNode.push(c);
         stackX.push(cx);
       }
@@ -149,7 +150,7 @@ FlameGraph.prototype.render = function () {
   var width = Math.max(canvas.parentNode.clientWidth, 100);
   var layout = this.tree ? this.computeLayout(width) : { node: [], maxDepth: 0 };
   var height = Math.max(layout.maxDepth + 1, 2) * FRAME_PX;
-  var ratio = window.devicePixelRatio || 1;
+  var ratio = Math.min(window.devicePixelRatio || 1, 32000 / height);
   canvas.style.width = width + "px";
   canvas.style.height = height + "px";
   canvas.width = Math.round(width * ratio);
