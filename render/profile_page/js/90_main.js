@@ -62,7 +62,7 @@ ProfilePage.prototype.fillHeader = function () {
   var meta = this.meta, profile = this.profile;
   var title = String(meta.title || "profcpu profile");
   byId("title").textContent = title;
-  document.title = title;
+  document.body.dataset.palette = String(meta.palette || "hot");
   byId("subtitle").textContent = String(meta.subtitle || "");
   var parts = [
     formatCount(profile.samples.count) + " sample records",
