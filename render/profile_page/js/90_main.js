@@ -26,6 +26,8 @@ function ProfilePage(decoded) {
   this.matches = null;
   this.heatmapKey = null;
   this.agg = null;
+  this.baselineData = null;  // {profile, agg} of the baseline, in a differential view
+  this.searchError = false;
   var tooltip = byId("tooltip"), self = this;
   this.heatmap = new Heatmap(byId("heatmap"), byId("events"), tooltip, {
     rows: this.rowsPerSecond, columns: this.columns, durationS: this.profile.durationS,
