@@ -33,8 +33,8 @@ bool Exists(const std::string& path) {
 
 int RunPostprocess(const std::vector<std::string>& args) {
   FlagSet flags("postprocess", "profcpu postprocess -dir DIR",
-                "Rebuilds flamegraph.svg, folded_stacks.out, perf_script.out and metadata.json in "
-                "DIR\nfrom the recording, on any machine: frames are named from the symbol "
+                "Rebuilds profile.html, flamegraph.svg, folded_stacks.out, perf_script.out and "
+                "metadata.json\nin DIR from the recording, on any machine: frames are named from the symbol "
                 "snapshot taken\nwhen the profile was collected. DIR may hold only prof.tar.gz; "
                 "it is unpacked first\n(existing files are kept). prof.tar.gz is created if DIR "
                 "has none.\nThe filters (-pid, -tid, -comm, -from/-to, -no-idle) keep some samples "

@@ -330,8 +330,8 @@ int RunCollect(const std::vector<std::string>& args) {
                 "[-out DIR]",
                 "Samples the on-CPU stacks (kernel, native and JIT frames) of a running process "
                 "and its threads\n(including threads it starts meanwhile), of every process of a "
-                "container, or of every\nprocess on the machine, then writes flamegraph.svg, "
-                "folded_stacks.out, perf_script.out,\nmetadata.json, profcpu.log, the recording "
+                "container, or of every\nprocess on the machine, then writes profile.html, "
+                "flamegraph.svg, folded_stacks.out,\nperf_script.out, metadata.json, profcpu.log, the recording "
                 "and prof.tar.gz into DIR/HH-MM-SS_YYYY-MM-DD/\nand prints that folder's path. "
                 "Stops after the duration, on Ctrl-C or SIGTERM (outputs are\nstill written), or "
                 "when the process (or every process of the container) has exited.");

@@ -28,6 +28,7 @@ TEST(RunOutputsTest, FormatsThreadsAndFilters) {
                   .ok());
   EXPECT_TRUE(outputs.pprof);
   EXPECT_TRUE(outputs.perfview);
+  EXPECT_TRUE(outputs.html);  // written unless turned off
   EXPECT_TRUE(outputs.threads);
   EXPECT_EQ(outputs.filter.pids, (std::vector<uint32_t>{12, 13}));
   EXPECT_EQ(outputs.filter.comms, (std::vector<std::string>{"dotnet", ".NET TP Worker"}));
@@ -35,6 +36,13 @@ TEST(RunOutputsTest, FormatsThreadsAndFilters) {
   EXPECT_DOUBLE_EQ(*outputs.filter.to_s, 3);
   EXPECT_TRUE(outputs.filter.no_idle);
   EXPECT_FALSE(outputs.filter.empty());
+}
+
+TEST(RunOutputsTest, NoHtmlSkipsThePage) {
+  RunOutputOptions outputs;
+  ASSERT_TRUE(Read({"-format", "pprof,no-html"}, &outputs).ok());
+  EXPECT_TRUE(outputs.pprof);
+  EXPECT_FALSE(outputs.html);
 }
 
 TEST(RunOutputsTest, BadValuesNameTheFlag) {

@@ -32,7 +32,8 @@ class CpuSharesTest(unittest.TestCase):
 
     def test_outputs_present(self):
         for name in ["flamegraph.svg", "folded_stacks.out", "perf_script.out", "prof.tar.gz",
-                     "metadata.json", "profcpu.log", "recording.zst", "symbols.bin"]:
+                     "metadata.json", "profcpu.log", "recording.zst", "symbols.bin",
+                     "profile.html"]:
             path = os.path.join(self.run_dir, name)
             self.assertTrue(os.path.isfile(path), name)
             self.assertGreater(os.path.getsize(path), 0, name)
@@ -42,7 +43,7 @@ class CpuSharesTest(unittest.TestCase):
         with tarfile.open(os.path.join(self.run_dir, "prof.tar.gz")) as archive:
             names = set(archive.getnames())
         for name in ["flamegraph.svg", "folded_stacks.out", "perf_script.out", "recording.zst",
-                     "symbols.bin", "metadata.json", "profcpu.log"]:
+                     "symbols.bin", "metadata.json", "profcpu.log", "profile.html"]:
             self.assertIn(name, names)
 
     def test_shares_match_thread_cpu_time(self):
