@@ -225,6 +225,20 @@ class RecordedTwoPhaseTest(PageTestCase):
         self.assertAlmostEqual(float(keys["from"][0]), cell[0], delta=1e-3, msg=fragment)
         self.assertAlmostEqual(float(keys["to"][0]), cell[1], delta=1e-3, msg=fragment)
 
+    def test_dragging_across_the_heatmap_selects_the_span(self):
+        # From a cell in phase one to one in phase two: both phases in the table.
+        start, end = int(sum(self.phase_one) / 2), int(sum(self.phase_two) / 2)
+        result = self.drive(self.page, [
+            {"op": "drag", "from": [start, 10], "to": [end, 5]},
+            {"op": "eval", "expr": "window.profcpu.rowsPerSecond"},
+            {"op": "selection"}, {"op": "rows", "n": 2},
+        ])
+        self.assertClean(result)
+        _, rps, selection, rows = result["steps"]
+        self.assertAlmostEqual(selection["from"], start + 10 / rps, delta=1e-6, msg=selection)
+        self.assertAlmostEqual(selection["to"], end + 6 / rps, delta=1e-6, msg=selection)
+        self.assertEqual({r["name"] for r in rows}, {"phase_one", "phase_two"}, rows)
+
     def test_search_matches_and_highlights(self):
         # A digest of the flame graph's pixels.
         flame = ("(() => { const c = document.querySelector('#flame'); const d = c.toDataURL();"
