@@ -8,8 +8,9 @@ deep over a few thousand function names, kernel and idle frames, samples
 spread over 60 s), then measures:
   profile.html  `profcpu html` on the text: the file's size, bytes per
                 sample, the time to write it, and the page's load time in
-                headless Chromium, navigation start to data-state ready
-                (median of RUNS, each in a fresh browser context);
+                headless Chromium, navigation start to data-state ready and
+                the next frame (median of RUNS, each in a fresh browser
+                context);
   flamegraph    `profcpu fold TEXT | profcpu flamegraph`: the SVG's size
                 and load time (navigation to the load event, and first paint);
   speedscope    its release page (npm package, served from 127.0.0.1) with
@@ -350,7 +351,7 @@ def print_table(results, runs):
                      fmt_ms(r["svg_paint_ms"]), ss))
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     print(f"headless Chromium, median of {runs} loads, seconds from navigation start to:\n"
-          f"  profile.html: data-state ready (table: its first row in #top-functions); data B/sample:\n"
+          f"  profile.html: data-state ready, then a frame (table: its first row in #top-functions); data B/sample:\n"
           f"    the profile's data alone (base64); write s: profcpu html\n"
           f"  flamegraph.svg: the load event (paint: first paint); write s: profcpu fold | profcpu flamegraph\n"
           f"  speedscope {SPEEDSCOPE_VERSION}: its flame graph drawn")

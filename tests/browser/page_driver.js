@@ -36,7 +36,8 @@
 //    "timeout_ms": 120000}
 //   Each run opens the URL in a fresh browser context (no cache) and measures
 //   from navigation start (performance.timeOrigin) to: "ready" data-state
-//   ready (and to the first row in #top-functions); "load" the load event
+//   ready and the next animation frame (and to the first row in
+//   #top-functions); "load" the load event
 //   (and first paint); "speedscope" speedscope's title naming the profile
 //   plus two animation frames (its flame graph drawn). Prints
 //   {"runs": [{...}], "median": {...}, "failure"?}.
