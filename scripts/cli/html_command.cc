@@ -36,7 +36,8 @@ int RunHtml(const std::vector<std::string>& args) {
                 "FILE, or stdin when there is none or FILE is -, and writes profile.html: a\n"
                 "sub-second heatmap (FlameScope's view), the flame graph of the selected time\n"
                 "range and a function table, in one file that opens offline in a browser.\n"
-                "Time 0 is the first sample. Only the first event met is kept, as by fold.");
+                "Time 0 is the first sample. Only the first event met is kept, as by fold; each\n"
+                "sample counts 1 (FlameScope's rule; fold sums periods instead).");
   flags.Add("o", "FILE", "", "write the page to FILE (default: stdout)");
   flags.Add("title", "TEXT", "CPU Profile", "the page's heading");
   flags.Add("subtitle", "TEXT", "", "second heading line (default: the input's name)");

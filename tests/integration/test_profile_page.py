@@ -294,13 +294,14 @@ class NoHtmlTest(unittest.TestCase):
 # as bytes in the perf script text, and the text the page must show. They
 # pass the flame graph's naming rules unchanged (which cut a name at '(',
 # drop quotes and turn ';' into ':'), so what reaches the page is markup:
-# `alert`1`` calls alert as a tagged template. Ill-formed UTF-8 becomes
-# U+FFFD (docs/profile-page.md).
+# `alert`1`` calls alert as a tagged template. Bytes of ill-formed UTF-8
+# become '?', as folded_stacks.out and flamegraph.svg name them
+# (docs/profile-page.md).
 HOSTILE = [
     (b"<img src=x onerror=alert`1`>", "<img src=x onerror=alert`1`>"),
     (b"</script><script>alert`2`</script>", "</script><script>alert`2`</script>"),
     (b"<b>bold</b>&amp: x", "<b>bold</b>&amp: x"),
-    (b"bad\xff\xfeutf8\xc3end", "bad\ufffd\ufffdutf8\ufffdend"),
+    (b"bad\xff\xfeutf8\xc3end", "bad??utf8?end"),
 ]
 # Quotes survive in a process name (comm) and in the title.
 HOSTILE_COMM = "evil\"quote'<i>x</i>"
