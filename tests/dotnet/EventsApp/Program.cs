@@ -1,8 +1,14 @@
 // Usage: EventsApp SECONDS RATE
+//        EventsApp read FILE.nettrace
 // RATE times a second: GC.Collect() and throw and catch a TestException; two
 // threads also fight over a lock. Prints "ready" once running, then at exit
-// how many of each it did.
+// how many of each it did. "read" prints, as JSON, what TraceEvent's own
+// reader finds in a .nettrace file: events per provider/id, induced GCs,
+// exceptions by type, contention stops, events lost.
 using System.Diagnostics;
+using System.Text.Json;
+using Microsoft.Diagnostics.Tracing;
+using Microsoft.Diagnostics.Tracing.Parsers.Clr;
 
 namespace EventsApp;
 
@@ -24,8 +30,37 @@ public static class Program
         }
     }
 
+    static int Read(string path)
+    {
+        using var source = new EventPipeEventSource(path);
+        var events = new SortedDictionary<string, int>();
+        var exceptions = new SortedDictionary<string, int>();
+        int gcInduced = 0, contentionStops = 0;
+        source.Clr.GCStart += e => { if (e.Reason == GCReason.Induced) gcInduced++; };
+        source.Clr.ExceptionStart += e =>
+            exceptions[e.ExceptionType] = exceptions.GetValueOrDefault(e.ExceptionType) + 1;
+        source.Clr.ContentionStop += e => contentionStops++;
+        source.AllEvents += e =>
+        {
+            string key = $"{e.ProviderName}/{(int)e.ID}";
+            events[key] = events.GetValueOrDefault(key) + 1;
+        };
+        source.Process();
+        Console.WriteLine(JsonSerializer.Serialize(new Dictionary<string, object>
+        {
+            ["events"] = events,
+            ["gc_start_induced"] = gcInduced,
+            ["exceptions"] = exceptions,
+            ["contention_stop"] = contentionStops,
+            ["events_lost"] = source.EventsLost,
+            ["pointer_size"] = source.PointerSize,
+        }));
+        return 0;
+    }
+
     public static int Main(string[] args)
     {
+        if (args.Length == 2 && args[0] == "read") return Read(args[1]);
         double seconds = args.Length > 0 ? double.Parse(args[0]) : 10;
         int rate = args.Length > 1 ? int.Parse(args[1]) : 20;
         var contenders = new[] { new Thread(Contend), new Thread(Contend) };
