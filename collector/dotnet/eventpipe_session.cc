@@ -79,12 +79,15 @@ absl::StatusOr<base::UniqueFd> ConnectSocket(const DiagnosticsTarget& target, ab
 // session id when the runtime accepted it.
 absl::StatusOr<uint64_t> StartCollect(int sock, const EventPipeConfig& config,
                                  EventPipeCommand command, pid_t pid) {
-  absl::Status sent = base::WriteAll(
-      sock,
-      EncodeRequest(kEventPipeCommandSet, static_cast<uint8_t>(command),
-                    EncodeCollectTracing(config, command)),
-      "the diagnostics socket");
-  if (!sent.ok()) return sent;
+  // send(MSG_NOSIGNAL): a socket the other end closed is an error, not SIGPIPE.
+  const std::string request = EncodeRequest(kEventPipeCommandSet, static_cast<uint8_t>(command),
+                                            EncodeCollectTracing(config, command));
+  for (size_t done = 0; done < request.size();) {
+    ssize_t n = ::send(sock, request.data() + done, request.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return base::ErrnoStatus(errno, "send to the diagnostics socket");
+    done += static_cast<size_t>(n);
+  }
   std::string bytes;
   if (absl::Status s = ReadReplyBytes(sock, kIpcHeaderSize, &bytes); !s.ok()) return s;
   auto header = DecodeReplyHeader(bytes);
@@ -242,8 +245,10 @@ absl::Status EventPipeSession::Stop(int out_fd, absl::Duration timeout) {
   }
   if (stopper.joinable()) stopper.join();
   connection_ = base::UniqueFd();
-  if (!stop_status.ok()) return stop_status;
   if (!pumped.ok()) return pumped;
+  // A stream that ended is complete, even if StopTracing failed: the process
+  // may have exited (ending its sessions) just before it was sent.
+  if (!stop_status.ok() && !ended_) return stop_status;
   if (!ended_) {
     return absl::DeadlineExceededError(absl::StrCat(
         "the .NET runtime of process ", target_.pid, " did not end EventPipe session ",

@@ -146,16 +146,20 @@ absl::Status NettraceReader::Fail(absl::Status status) {
 }
 
 absl::Status NettraceReader::Fill(size_t n, std::string* out, absl::string_view what) {
-  out->resize(n);
+  // Grown as bytes arrive, not to `n` at once: a size field that promises
+  // more than the stream holds costs no more memory than the bytes sent.
+  constexpr size_t kChunk = 64 << 10;
+  out->clear();
   size_t got = 0;
   while (got < n) {
-    auto r = source_->Read(out->data() + got, n - got);
+    if (out->size() == got) out->resize(got + std::min(n - got, std::max(kChunk, got)));
+    auto r = source_->Read(out->data() + got, out->size() - got);
     if (!r.ok()) return r.status();
     if (*r == 0) {
       return absl::DataLossError(absl::StrCat("nettrace offset ", offset_, ": the stream ends inside ",
                                               what, " (", got, " of its ", n, " bytes)"));
     }
-    const size_t take = std::min(*r, n - got);
+    const size_t take = std::min(*r, out->size() - got);
     got += take;
     offset_ += take;
   }
@@ -247,6 +251,7 @@ absl::Status NettraceReader::ReadTrace() {
         min_version, "); this reader reads NetTrace versions 4 and 5"));
   }
   std::string fields;
+  const uint64_t fields_at = offset_;
   if (absl::Status s = Fill(kTraceFieldBytes, &fields, "the Trace object"); !s.ok()) return s;
   uint16_t st[8];
   std::memcpy(st, fields.data(), sizeof(st));
@@ -261,11 +266,11 @@ absl::Status NettraceReader::ReadTrace() {
   std::memcpy(&trace_.processor_count, fields.data() + 40, 4);
   std::memcpy(&trace_.expected_cpu_sampling_rate, fields.data() + 44, 4);
   if (trace_.qpc_frequency <= 0) {
-    return absl::DataLossError(absl::StrCat("nettrace offset ", at + 1 + 16 + name.size() + 24,
+    return absl::DataLossError(absl::StrCat("nettrace offset ", fields_at + 24,
                                             ": QPC frequency ", trace_.qpc_frequency));
   }
   if (trace_.pointer_size != 4 && trace_.pointer_size != 8) {
-    return absl::DataLossError(absl::StrCat("nettrace offset ", offset_ - 16, ": pointer size ",
+    return absl::DataLossError(absl::StrCat("nettrace offset ", fields_at + 32, ": pointer size ",
                                             trace_.pointer_size));
   }
   return ExpectTag(kEndObject, "the end of the Trace object");

@@ -429,7 +429,9 @@ TEST(NettraceReaderTest, ClearErrors) {
   }
   {
     Writer w(3);
-    cases.push_back({"pointer size", w.bytes(), "pointer size 3"});
+    // 8 magic, 24 header, the Trace object's tag and 21-byte type: fields
+    // at 53, the pointer size 32 bytes in.
+    cases.push_back({"pointer size", w.bytes(), "nettrace offset 85: pointer size 3"});
   }
   for (const Case& c : cases) {
     absl::Status status = ReadAll(c.bytes).status;
