@@ -1,15 +1,17 @@
 // A test tool for the EventPipe session and the nettrace reader
 // (tests/integration/test_eventpipe.py):
 //
-//   eventpipe_record record PID SECONDS OUT.nettrace
+//   eventpipe_record record PID SECONDS OUT.nettrace [LEVEL]
 //       starts a session with the runtime provider (GC, exceptions, contention,
-//       JIT and loader events, informational), streams SECONDS of it into the
-//       file, stops it, then summarizes the file as `read` does;
+//       JIT and loader events, at LEVEL: 4 informational by default, 5 verbose
+//       adds MethodLoadVerbose and MethodJittingStarted), streams SECONDS of it
+//       into the file, stops it, then summarizes the file as `read` does;
 //   eventpipe_record read FILE.nettrace
 //       prints what the reader finds, one fact a line:
 //         trace version V pointer_size P frequency F pid N
 //         event PROVIDER ID VERSION COUNT
 //         gc_start_induced N / exception TYPE COUNT / contention_stop N ...
+//         (dynamic_methods_*: methods named EventsAppDynamic*)
 //         counts blocks... / error MESSAGE
 #include <fcntl.h>
 
@@ -19,6 +21,7 @@
 #include <string>
 #include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
@@ -50,6 +53,9 @@ int Summarize(const std::string& path) {
   std::map<std::string, uint64_t> exceptions;
   uint64_t gc_induced = 0, gc_end = 0, suspend = 0, restart = 0, heap_stats = 0;
   uint64_t contention_stop = 0, method_verbose = 0, jitting = 0, decode_errors = 0;
+  uint64_t dynamic_loaded = 0, dynamic_jitting = 0;
+  // The first EventsAppDynamic method: namespace, name, whether it has code, signature.
+  std::string method_example;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
   std::string first_decode_error;
   dotnet::NettraceEvent e;
@@ -99,12 +105,20 @@ int Summarize(const std::string& path) {
         auto method = dotnet::DecodeMethodLoadVerbose(e.payload, m.version);
         decoded = method.status();
         if (method.ok() && !method->name.empty()) ++method_verbose;
+        if (method.ok() && absl::StartsWith(method->name, "EventsAppDynamic")) {
+          if (dynamic_loaded++ == 0) {
+            method_example = absl::StrCat(method->method_namespace, " ", method->name, " ",
+                                          method->size > 0 && method->start_address != 0, " ",
+                                          method->signature);
+          }
+        }
         break;
       }
       case dotnet::RuntimeEventId::kMethodJittingStarted: {
         auto method = dotnet::DecodeMethodJittingStarted(e.payload, m.version);
         decoded = method.status();
         if (method.ok() && !method->name.empty()) ++jitting;
+        if (method.ok() && absl::StartsWith(method->name, "EventsAppDynamic")) ++dynamic_jitting;
         break;
       }
       default:
@@ -124,9 +138,12 @@ int Summarize(const std::string& path) {
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   std::printf("gc_start_induced %llu\ngc_end %llu\ngc_suspend_ee_begin %llu\n"
               "gc_restart_ee_end %llu\ngc_heap_stats %llu\ncontention_stop %llu\n"
-              "method_load_verbose %llu\nmethod_jitting_started %llu\ndecode_errors %llu\n",
+              "method_load_verbose %llu\nmethod_jitting_started %llu\ndynamic_methods_loaded %llu\n"
+              "dynamic_methods_jitting %llu\ndecode_errors %llu\n",
               u(gc_induced), u(gc_end), u(suspend), u(restart), u(heap_stats),
-              u(contention_stop), u(method_verbose), u(jitting), u(decode_errors));
+              u(contention_stop), u(method_verbose), u(jitting), u(dynamic_loaded),
+              u(dynamic_jitting), u(decode_errors));
+  if (!method_example.empty()) std::printf("method_example %s\n", method_example.c_str());
   if (!first_decode_error.empty()) std::printf("decode_error %s\n", first_decode_error.c_str());
   if (first_ts <= last_ts) {
     std::printf("span_seconds %.3f\n",
@@ -145,7 +162,7 @@ int Summarize(const std::string& path) {
   return 0;
 }
 
-int Record(pid_t pid, double seconds, const std::string& path) {
+int Record(pid_t pid, double seconds, const std::string& path, uint32_t level) {
   auto target = dotnet::FindDiagnosticsTarget(pid);
   if (!target.ok()) {
     std::printf("error %s\n", std::string(target.status().message()).c_str());
@@ -154,7 +171,7 @@ int Record(pid_t pid, double seconds, const std::string& path) {
   dotnet::EventPipeConfig config;
   // GC 0x1, Loader 0x8, JIT 0x10, Contention 0x4000, Exception 0x8000.
   config.providers.push_back(
-      {std::string(dotnet::kDotNetRuntimeProvider), 0x1 | 0x8 | 0x10 | 0x4000 | 0x8000, 4, ""});
+      {std::string(dotnet::kDotNetRuntimeProvider), 0x1 | 0x8 | 0x10 | 0x4000 | 0x8000, level, ""});
   auto session = dotnet::EventPipeSession::Start(*target, config);
   if (!session.ok()) {
     std::printf("error %s\n", std::string(session.status().message()).c_str());
@@ -189,13 +206,14 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   int pid;
   double seconds;
-  if (mode == "record" && argc == 5 && absl::SimpleAtoi(argv[2], &pid) &&
-      absl::SimpleAtod(argv[3], &seconds)) {
-    return Record(pid, seconds, argv[4]);
+  uint32_t level = 4;
+  if (mode == "record" && (argc == 5 || (argc == 6 && absl::SimpleAtoi(argv[5], &level))) &&
+      absl::SimpleAtoi(argv[2], &pid) && absl::SimpleAtod(argv[3], &seconds)) {
+    return Record(pid, seconds, argv[4], level);
   }
   if (mode == "read" && argc == 3) return Summarize(argv[2]);
   std::fprintf(stderr,
-               "usage: eventpipe_record record PID SECONDS OUT.nettrace\n"
+               "usage: eventpipe_record record PID SECONDS OUT.nettrace [LEVEL]\n"
                "       eventpipe_record read FILE.nettrace\n");
   return 2;
 }

@@ -115,6 +115,26 @@ class EventPipeTest(unittest.TestCase):
         # The app kept running; the session is gone.
         self.assertIsNone(proc.poll())
 
+    def test_verbose_session_names_the_methods_jitted(self):
+        proc = self.start_app(SECONDS + 10)
+        path = os.path.join(self.scratch(), f"{proc.pid}.nettrace")
+        rc, out, err = run_record("record", proc.pid, 2, path, 5)
+        self.assertEqual(rc, 0, out + err)
+        s = parse_summary(out)
+        self.assertEqual(s["decode_errors"], 0, out)
+        expected = RATE * 2
+        for name in ("dynamic_methods_loaded", "dynamic_methods_jitting"):
+            self.assertTrue(expected * 0.6 <= s[name] <= expected * 1.4 + RATE,
+                            f"{name}: {s[name]}, expected ~{expected}\n{out}")
+        # MethodLoadVerbose: the DynamicMethod's class, name, code and signature.
+        self.assertRegex(s["method_example"], r"^dynamicClass EventsAppDynamic\d+ 1 int32 +\(\)$")
+        result = subprocess.run([dn.DOTNET, os.path.join(self.app_dir, "EventsApp.dll"), "read",
+                                 path], capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        theirs = json.loads(result.stdout)
+        self.assertEqual(theirs["dynamic_methods_loaded"], s["dynamic_methods_loaded"])
+        self.assertEqual(theirs["dynamic_methods_jitting"], s["dynamic_methods_jitting"])
+
     def test_a_process_that_exits_ends_the_stream(self):
         proc = self.start_app(1.5)
         work = self.scratch()

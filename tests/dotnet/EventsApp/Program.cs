@@ -1,11 +1,14 @@
 // Usage: EventsApp SECONDS RATE
 //        EventsApp read FILE.nettrace
-// RATE times a second: GC.Collect() and throw and catch a TestException; two
-// threads also fight over a lock. Prints "ready" once running, then at exit
+// RATE times a second: GC.Collect(), throw and catch a TestException, and
+// jit a new DynamicMethod named EventsAppDynamicN; two threads also fight
+// over a lock. Prints "ready" once running, then at exit
 // how many of each it did. "read" prints, as JSON, what TraceEvent's own
 // reader finds in a .nettrace file: events per provider/id, induced GCs,
-// exceptions by type, contention stops, events lost.
+// exceptions by type, contention stops, dynamic methods loaded and jitted,
+// events lost.
 using System.Diagnostics;
+using System.Reflection.Emit;
 using System.Text.Json;
 using Microsoft.Diagnostics.Tracing;
 using Microsoft.Diagnostics.Tracing.Parsers.Clr;
@@ -30,12 +33,31 @@ public static class Program
         }
     }
 
+    // A method the JIT compiles when first called: one MethodJittingStarted
+    // and one MethodLoadVerbose each (verbose level).
+    static int JitOne(int n)
+    {
+        var method = new DynamicMethod($"EventsAppDynamic{n}", typeof(int), Type.EmptyTypes);
+        var il = method.GetILGenerator();
+        il.Emit(OpCodes.Ldc_I4, n);
+        il.Emit(OpCodes.Ret);
+        return ((Func<int>)method.CreateDelegate(typeof(Func<int>)))();
+    }
+
     static int Read(string path)
     {
         using var source = new EventPipeEventSource(path);
         var events = new SortedDictionary<string, int>();
         var exceptions = new SortedDictionary<string, int>();
-        int gcInduced = 0, contentionStops = 0;
+        int gcInduced = 0, contentionStops = 0, dynamicLoaded = 0, dynamicJitting = 0;
+        source.Clr.MethodLoadVerbose += e =>
+        {
+            if (e.MethodName.StartsWith("EventsAppDynamic")) dynamicLoaded++;
+        };
+        source.Clr.MethodJittingStarted += e =>
+        {
+            if (e.MethodName.StartsWith("EventsAppDynamic")) dynamicJitting++;
+        };
         source.Clr.GCStart += e => { if (e.Reason == GCReason.Induced) gcInduced++; };
         source.Clr.ExceptionStart += e =>
             exceptions[e.ExceptionType] = exceptions.GetValueOrDefault(e.ExceptionType) + 1;
@@ -52,6 +74,8 @@ public static class Program
             ["gc_start_induced"] = gcInduced,
             ["exceptions"] = exceptions,
             ["contention_stop"] = contentionStops,
+            ["dynamic_methods_loaded"] = dynamicLoaded,
+            ["dynamic_methods_jitting"] = dynamicJitting,
             ["events_lost"] = source.EventsLost,
             ["pointer_size"] = source.PointerSize,
         }));
@@ -68,7 +92,7 @@ public static class Program
         Console.WriteLine("ready");
         Console.Out.Flush();
         var clock = Stopwatch.StartNew();
-        int gcs = 0, exceptions = 0;
+        int gcs = 0, exceptions = 0, jitted = 0;
         long next = 0;
         while (clock.Elapsed.TotalSeconds < seconds)
         {
@@ -82,13 +106,14 @@ public static class Program
             {
                 exceptions++;
             }
+            if (JitOne(jitted) == jitted) jitted++;
             next += 1000 / rate;
             long wait = next - clock.ElapsedMilliseconds;
             if (wait > 0) Thread.Sleep((int)wait);
         }
         _done = true;
         foreach (var t in contenders) t.Join();
-        Console.WriteLine($"gcs {gcs} exceptions {exceptions}");
+        Console.WriteLine($"gcs {gcs} exceptions {exceptions} jitted {jitted}");
         return 0;
     }
 }
