@@ -95,6 +95,9 @@ int Summarize(const std::string& path) {
         if (ex.ok()) ++exceptions[ex->type];
         break;
       }
+      case dotnet::RuntimeEventId::kContentionStart:
+        decoded = dotnet::DecodeContentionStart(e.payload, m.version, t.pointer_size).status();
+        break;
       case dotnet::RuntimeEventId::kContentionStop: {
         auto c = dotnet::DecodeContentionStop(e.payload, m.version);
         decoded = c.status();

@@ -398,114 +398,113 @@ absl::Status NettraceReader::ParseSequencePointBlock() {
 }
 
 // One event blob at block_pos_, in either encoding; advances block_pos_.
-struct NettraceReader::BlockState {
-  static absl::Status ReadBlob(NettraceReader& r, NettraceEvent* event, uint32_t* metadata_id) {
-    NettraceCursor c(r.block_, r.block_offset_, r.block_pos_);
-    NettraceEvent& prev = r.previous_;
-    *event = prev;
-    event->offset = c.offset();
-    if (!r.compressed_) {
-      int32_t size;
-      if (absl::Status s = c.Fixed(&size, "an event's size"); !s.ok()) return s;
-      const size_t start = c.pos();
-      if (size < 0 || static_cast<size_t>(size) < kUncompressedHeaderBytes ||
-          static_cast<size_t>(size) > c.remaining()) {
-        return absl::DataLossError(absl::StrCat("nettrace offset ", event->offset,
-                                                ": an event of ", size, " bytes with ",
-                                                c.remaining(), " left in its block"));
-      }
-      uint32_t id, seq, proc, stack, payload_size;
-      uint64_t thread, capture;
-      int64_t ts;
-      absl::string_view guids;
-      (void)c.Fixed(&id, "");
-      (void)c.Fixed(&seq, "");
-      (void)c.Fixed(&thread, "");
-      (void)c.Fixed(&capture, "");
-      (void)c.Fixed(&proc, "");
-      (void)c.Fixed(&stack, "");
-      (void)c.Fixed(&ts, "");
-      (void)c.Bytes(32, &guids, "");
-      (void)c.Fixed(&payload_size, "");
-      if (payload_size > static_cast<size_t>(size) - kUncompressedHeaderBytes) {
-        return absl::DataLossError(absl::StrCat("nettrace offset ", c.offset() - 4,
-                                                ": a payload of ", payload_size,
-                                                " bytes in an event of ", size));
-      }
-      *metadata_id = id & 0x7fffffff;
-      event->sorted = (id & 0x80000000u) != 0;
-      event->sequence_number = seq;
-      event->thread_id = thread;
-      event->capture_thread_id = capture;
-      event->processor = proc;
-      event->stack_id = stack;
-      event->timestamp = ts;
-      std::memcpy(event->activity_id.data(), guids.data(), 16);
-      std::memcpy(event->related_activity_id.data(), guids.data() + 16, 16);
-      (void)c.Bytes(payload_size, &event->payload, "");
-      size_t end = start + static_cast<size_t>(size);
-      // Zero padding to a 4-byte stream offset.
-      uint64_t stream_end = r.block_offset_ + end;
-      end += (4 - stream_end % 4) % 4;
-      r.block_pos_ = std::min(end, r.block_.size());
-      return absl::OkStatus();
+absl::Status NettraceReader::ReadBlob(NettraceEvent* event, uint32_t* metadata_id) {
+  NettraceCursor c(block_, block_offset_, block_pos_);
+  NettraceEvent& prev = previous_;
+  *event = prev;
+  event->offset = c.offset();
+  if (!compressed_) {
+    int32_t size;
+    if (absl::Status s = c.Fixed(&size, "an event's size"); !s.ok()) return s;
+    const size_t start = c.pos();
+    if (size < 0 || static_cast<size_t>(size) < kUncompressedHeaderBytes ||
+        static_cast<size_t>(size) > c.remaining()) {
+      return absl::DataLossError(absl::StrCat("nettrace offset ", event->offset,
+                                              ": an event of ", size, " bytes with ",
+                                              c.remaining(), " left in its block"));
     }
-    uint8_t flags;
-    if (absl::Status s = c.Fixed(&flags, "an event header's flags"); !s.ok()) return s;
-    *metadata_id = r.previous_metadata_id_;
-    if (flags & kFlagMetadataId) {
-      if (absl::Status s = c.VarU32(metadata_id, "an event's metadata id"); !s.ok()) return s;
+    uint32_t id, seq, proc, stack, payload_size;
+    uint64_t thread, capture;
+    int64_t ts;
+    absl::string_view guids;
+    // Inside the size just checked: these reads cannot fail.
+    (void)c.Fixed(&id, "");
+    (void)c.Fixed(&seq, "");
+    (void)c.Fixed(&thread, "");
+    (void)c.Fixed(&capture, "");
+    (void)c.Fixed(&proc, "");
+    (void)c.Fixed(&stack, "");
+    (void)c.Fixed(&ts, "");
+    (void)c.Bytes(32, &guids, "");
+    (void)c.Fixed(&payload_size, "");
+    if (payload_size > static_cast<size_t>(size) - kUncompressedHeaderBytes) {
+      return absl::DataLossError(absl::StrCat("nettrace offset ", c.offset() - 4,
+                                              ": a payload of ", payload_size,
+                                              " bytes in an event of ", size));
     }
-    if (flags & kFlagCaptureThreadAndSequence) {
-      uint32_t delta;
-      if (absl::Status s = c.VarU32(&delta, "an event's sequence number"); !s.ok()) return s;
-      event->sequence_number += delta;
-      if (absl::Status s = c.VarU64(&event->capture_thread_id, "an event's capture thread");
-          !s.ok()) {
-        return s;
-      }
-      if (absl::Status s = c.VarU32(&event->processor, "an event's processor"); !s.ok()) return s;
-    }
-    if (*metadata_id != 0) ++event->sequence_number;
-    if (flags & kFlagThreadId) {
-      if (absl::Status s = c.VarU64(&event->thread_id, "an event's thread id"); !s.ok()) return s;
-    }
-    if (flags & kFlagStackId) {
-      if (absl::Status s = c.VarU32(&event->stack_id, "an event's stack id"); !s.ok()) return s;
-    }
-    uint64_t delta;
-    if (absl::Status s = c.VarU64(&delta, "an event's timestamp"); !s.ok()) return s;
-    event->timestamp = static_cast<int64_t>(static_cast<uint64_t>(prev.timestamp) + delta);
-    absl::string_view guid;
-    if (flags & kFlagActivityId) {
-      if (absl::Status s = c.Bytes(16, &guid, "an event's activity id"); !s.ok()) return s;
-      std::memcpy(event->activity_id.data(), guid.data(), 16);
-    }
-    if (flags & kFlagRelatedActivityId) {
-      if (absl::Status s = c.Bytes(16, &guid, "an event's related activity id"); !s.ok()) return s;
-      std::memcpy(event->related_activity_id.data(), guid.data(), 16);
-    }
-    event->sorted = (flags & kFlagSorted) != 0;
-    uint32_t payload_size = r.previous_payload_size_;
-    if (flags & kFlagDataLength) {
-      if (absl::Status s = c.VarU32(&payload_size, "an event's payload size"); !s.ok()) return s;
-    }
-    if (absl::Status s = c.Bytes(payload_size, &event->payload, "an event's payload"); !s.ok()) {
-      return s;
-    }
-    r.previous_payload_size_ = payload_size;
-    r.previous_metadata_id_ = *metadata_id;
-    prev = *event;
-    r.block_pos_ = c.pos();
+    *metadata_id = id & 0x7fffffff;
+    event->sorted = (id & 0x80000000u) != 0;
+    event->sequence_number = seq;
+    event->thread_id = thread;
+    event->capture_thread_id = capture;
+    event->processor = proc;
+    event->stack_id = stack;
+    event->timestamp = ts;
+    std::memcpy(event->activity_id.data(), guids.data(), 16);
+    std::memcpy(event->related_activity_id.data(), guids.data() + 16, 16);
+    (void)c.Bytes(payload_size, &event->payload, "");
+    size_t end = start + static_cast<size_t>(size);
+    // Zero padding to a 4-byte stream offset.
+    uint64_t stream_end = block_offset_ + end;
+    end += (4 - stream_end % 4) % 4;
+    block_pos_ = std::min(end, block_.size());
     return absl::OkStatus();
   }
-};
+  uint8_t flags;
+  if (absl::Status s = c.Fixed(&flags, "an event header's flags"); !s.ok()) return s;
+  *metadata_id = previous_metadata_id_;
+  if (flags & kFlagMetadataId) {
+    if (absl::Status s = c.VarU32(metadata_id, "an event's metadata id"); !s.ok()) return s;
+  }
+  if (flags & kFlagCaptureThreadAndSequence) {
+    uint32_t delta;
+    if (absl::Status s = c.VarU32(&delta, "an event's sequence number"); !s.ok()) return s;
+    event->sequence_number += delta;
+    if (absl::Status s = c.VarU64(&event->capture_thread_id, "an event's capture thread");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = c.VarU32(&event->processor, "an event's processor"); !s.ok()) return s;
+  }
+  if (*metadata_id != 0) ++event->sequence_number;
+  if (flags & kFlagThreadId) {
+    if (absl::Status s = c.VarU64(&event->thread_id, "an event's thread id"); !s.ok()) return s;
+  }
+  if (flags & kFlagStackId) {
+    if (absl::Status s = c.VarU32(&event->stack_id, "an event's stack id"); !s.ok()) return s;
+  }
+  uint64_t delta;
+  if (absl::Status s = c.VarU64(&delta, "an event's timestamp"); !s.ok()) return s;
+  event->timestamp = static_cast<int64_t>(static_cast<uint64_t>(prev.timestamp) + delta);
+  absl::string_view guid;
+  if (flags & kFlagActivityId) {
+    if (absl::Status s = c.Bytes(16, &guid, "an event's activity id"); !s.ok()) return s;
+    std::memcpy(event->activity_id.data(), guid.data(), 16);
+  }
+  if (flags & kFlagRelatedActivityId) {
+    if (absl::Status s = c.Bytes(16, &guid, "an event's related activity id"); !s.ok()) return s;
+    std::memcpy(event->related_activity_id.data(), guid.data(), 16);
+  }
+  event->sorted = (flags & kFlagSorted) != 0;
+  uint32_t payload_size = previous_payload_size_;
+  if (flags & kFlagDataLength) {
+    if (absl::Status s = c.VarU32(&payload_size, "an event's payload size"); !s.ok()) return s;
+  }
+  if (absl::Status s = c.Bytes(payload_size, &event->payload, "an event's payload"); !s.ok()) {
+    return s;
+  }
+  previous_payload_size_ = payload_size;
+  previous_metadata_id_ = *metadata_id;
+  prev = *event;
+  block_pos_ = c.pos();
+  return absl::OkStatus();
+}
 
 absl::Status NettraceReader::ParseMetadataBlock() {
   while (block_pos_ < block_.size()) {
     NettraceEvent blob;
     uint32_t blob_metadata_id;
-    if (absl::Status s = BlockState::ReadBlob(*this, &blob, &blob_metadata_id); !s.ok()) return s;
+    if (absl::Status s = ReadBlob(&blob, &blob_metadata_id); !s.ok()) return s;
     const uint64_t payload_offset = block_offset_ + (blob.payload.data() - block_.data());
     NettraceCursor c(blob.payload, payload_offset);
     auto meta = std::make_unique<NettraceEventMetadata>();
@@ -549,7 +548,7 @@ absl::StatusOr<bool> NettraceReader::Next(NettraceEvent* event) {
   while (!ended_) {
     if (in_event_block_ && block_pos_ < block_.size()) {
       uint32_t metadata_id;
-      if (absl::Status s = BlockState::ReadBlob(*this, event, &metadata_id); !s.ok()) {
+      if (absl::Status s = ReadBlob(event, &metadata_id); !s.ok()) {
         return Fail(s);
       }
       auto it = metadata_.find(metadata_id);

@@ -126,7 +126,6 @@ class NettraceReader {
   uint64_t offset() const { return offset_; }
 
  private:
-  struct BlockState;
   absl::Status Fill(size_t n, std::string* out, absl::string_view what);
   absl::StatusOr<uint8_t> Tag(absl::string_view what);
   absl::Status ExpectTag(uint8_t tag, absl::string_view what);
@@ -134,6 +133,8 @@ class NettraceReader {
   absl::Status ReadTrace();
   // Reads the next object up to its block; false at the end of the stream.
   absl::StatusOr<bool> NextBlock();
+  // One event blob of the current block, in either encoding.
+  absl::Status ReadBlob(NettraceEvent* event, uint32_t* metadata_id);
   absl::Status ParseMetadataBlock();
   absl::Status ParseStackBlock();
   absl::Status ParseSequencePointBlock();
