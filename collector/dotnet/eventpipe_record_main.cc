@@ -3,7 +3,7 @@
 //
 //   eventpipe_record record PID SECONDS OUT.nettrace [LEVEL]
 //       starts a session with the runtime provider (GC, exceptions, contention,
-//       JIT and loader events, at LEVEL: 4 informational by default, 5 verbose
+//       JIT, loader and thread-pool events, at LEVEL: 4 informational by default, 5 verbose
 //       adds MethodLoadVerbose and MethodJittingStarted), streams SECONDS of it
 //       into the file, stops it, then summarizes the file as `read` does;
 //   eventpipe_record read FILE.nettrace
@@ -54,6 +54,7 @@ int Summarize(const std::string& path) {
   uint64_t gc_induced = 0, gc_end = 0, suspend = 0, restart = 0, heap_stats = 0;
   uint64_t contention_stop = 0, method_verbose = 0, jitting = 0, decode_errors = 0;
   uint64_t dynamic_loaded = 0, dynamic_jitting = 0;
+  uint64_t pool_thread_start = 0, pool_adjustment = 0, pool_starvation = 0;
   // The first EventsAppDynamic method: namespace, name, whether it has code, signature.
   std::string method_example;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
@@ -93,6 +94,20 @@ int Summarize(const std::string& path) {
         auto ex = dotnet::DecodeExceptionThrown(e.payload, m.version, t.pointer_size);
         decoded = ex.status();
         if (ex.ok()) ++exceptions[ex->type];
+        break;
+      }
+      case dotnet::RuntimeEventId::kThreadPoolWorkerThreadStart:
+      case dotnet::RuntimeEventId::kThreadPoolWorkerThreadStop: {
+        auto w = dotnet::DecodeThreadPoolWorkerThread(e.payload, m.version);
+        decoded = w.status();
+        if (w.ok() && m.event_id == 50) ++pool_thread_start;
+        break;
+      }
+      case dotnet::RuntimeEventId::kThreadPoolWorkerThreadAdjustmentAdjustment: {
+        auto a = dotnet::DecodeThreadPoolAdjustment(e.payload, m.version);
+        decoded = a.status();
+        if (a.ok() && a->reason == 6) ++pool_starvation;
+        if (a.ok()) ++pool_adjustment;
         break;
       }
       case dotnet::RuntimeEventId::kContentionStart:
@@ -146,6 +161,9 @@ int Summarize(const std::string& path) {
               u(gc_induced), u(gc_end), u(suspend), u(restart), u(heap_stats),
               u(contention_stop), u(method_verbose), u(jitting), u(dynamic_loaded),
               u(dynamic_jitting), u(decode_errors));
+  std::printf("threadpool_thread_start %llu\nthreadpool_adjustment %llu\n"
+              "threadpool_starvation %llu\n",
+              u(pool_thread_start), u(pool_adjustment), u(pool_starvation));
   if (!method_example.empty()) std::printf("method_example %s\n", method_example.c_str());
   if (!first_decode_error.empty()) std::printf("decode_error %s\n", first_decode_error.c_str());
   if (first_ts <= last_ts) {
@@ -172,9 +190,10 @@ int Record(pid_t pid, double seconds, const std::string& path, uint32_t level) {
     return 1;
   }
   dotnet::EventPipeConfig config;
-  // GC 0x1, Loader 0x8, JIT 0x10, Contention 0x4000, Exception 0x8000.
-  config.providers.push_back(
-      {std::string(dotnet::kDotNetRuntimeProvider), 0x1 | 0x8 | 0x10 | 0x4000 | 0x8000, level, ""});
+  // GC 0x1, Loader 0x8, JIT 0x10, Contention 0x4000, Exception 0x8000,
+  // Threading 0x10000 (the thread pool's).
+  config.providers.push_back({std::string(dotnet::kDotNetRuntimeProvider),
+                              0x1 | 0x8 | 0x10 | 0x4000 | 0x8000 | 0x10000, level, ""});
   auto session = dotnet::EventPipeSession::Start(*target, config);
   if (!session.ok()) {
     std::printf("error %s\n", std::string(session.status().message()).c_str());

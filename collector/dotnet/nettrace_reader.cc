@@ -711,6 +711,29 @@ absl::StatusOr<ContentionEvent> DecodeContentionStop(absl::string_view payload, 
   return e;
 }
 
+absl::StatusOr<ThreadPoolWorkerThreadEvent> DecodeThreadPoolWorkerThread(absl::string_view payload,
+                                                                         uint32_t version) {
+  PayloadReader r(payload, "ThreadPoolWorkerThread");
+  ThreadPoolWorkerThreadEvent e;
+  e.active_worker_thread_count = r.Get<uint32_t>();
+  e.retired_worker_thread_count = r.Get<uint32_t>();
+  (void)version;  // .NET 10 writes version 0; a ClrInstanceID may follow
+  if (!r.status().ok()) return r.status();
+  return e;
+}
+
+absl::StatusOr<ThreadPoolAdjustmentEvent> DecodeThreadPoolAdjustment(absl::string_view payload,
+                                                                     uint32_t version) {
+  PayloadReader r(payload, "ThreadPoolWorkerThreadAdjustmentAdjustment");
+  ThreadPoolAdjustmentEvent e;
+  e.average_throughput = r.Get<double>();
+  e.new_worker_thread_count = r.Get<uint32_t>();
+  e.reason = r.Get<uint32_t>();
+  (void)version;  // .NET 10 writes version 0; a ClrInstanceID may follow
+  if (!r.status().ok()) return r.status();
+  return e;
+}
+
 absl::StatusOr<MethodEvent> DecodeMethodLoadVerbose(absl::string_view payload, uint32_t version) {
   PayloadReader r(payload, "MethodLoadVerbose");
   MethodEvent e;

@@ -174,6 +174,10 @@ enum class RuntimeEventId : uint32_t {
   kGcRestartEeBegin = 7,
   kGcSuspendEeEnd = 8,
   kGcSuspendEeBegin = 9,
+  kThreadPoolWorkerThreadStart = 50,
+  kThreadPoolWorkerThreadStop = 51,
+  kThreadPoolWorkerThreadAdjustmentSample = 54,
+  kThreadPoolWorkerThreadAdjustmentAdjustment = 55,
   kExceptionThrown = 80,
   kContentionStart = 81,
   kContentionStop = 91,
@@ -236,6 +240,26 @@ struct ContentionEvent {
 absl::StatusOr<ContentionEvent> DecodeContentionStart(absl::string_view payload, uint32_t version,
                                                       int32_t pointer_size);
 absl::StatusOr<ContentionEvent> DecodeContentionStop(absl::string_view payload, uint32_t version);
+
+// ThreadPoolWorkerThreadStart (50) and Stop (51).
+struct ThreadPoolWorkerThreadEvent {
+  uint32_t active_worker_thread_count = 0;
+  uint32_t retired_worker_thread_count = 0;
+};
+absl::StatusOr<ThreadPoolWorkerThreadEvent> DecodeThreadPoolWorkerThread(absl::string_view payload,
+                                                                         uint32_t version);
+
+// ThreadPoolWorkerThreadAdjustmentAdjustment (55): the hill climbing's or
+// the starvation detector's new thread count.
+struct ThreadPoolAdjustmentEvent {
+  double average_throughput = 0;
+  uint32_t new_worker_thread_count = 0;
+  uint32_t reason = 0;  // 0 warmup, 1 initializing, 2 random move, 3 climbing
+                        // move, 4 change point, 5 stabilizing, 6 starvation,
+                        // 7 thread timed out
+};
+absl::StatusOr<ThreadPoolAdjustmentEvent> DecodeThreadPoolAdjustment(absl::string_view payload,
+                                                                     uint32_t version);
 
 struct MethodEvent {
   uint64_t method_id = 0;

@@ -504,6 +504,24 @@ TEST(RuntimePayloadTest, Decoders) {
   EXPECT_TRUE(absl::StrContains(cut.status().message(), "MethodLoadVerbose payload of 40 bytes"))
       << cut.status();
 
+  std::string a;
+  base::ByteWriter aw(&a);
+  double throughput = 12.5;
+  std::memcpy(&bits, &throughput, 8);
+  aw.U64(bits);
+  aw.U32(9);
+  aw.U32(6);
+  auto adjustment = DecodeThreadPoolAdjustment(a, 0);
+  ASSERT_TRUE(adjustment.ok()) << adjustment.status();
+  EXPECT_EQ(adjustment->average_throughput, 12.5);
+  EXPECT_EQ(adjustment->new_worker_thread_count, 9u);
+  EXPECT_EQ(adjustment->reason, 6u);
+  EXPECT_FALSE(DecodeThreadPoolAdjustment(a.substr(0, 12), 0).ok());
+  auto worker = DecodeThreadPoolWorkerThread(a.substr(8), 0);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  EXPECT_EQ(worker->active_worker_thread_count, 9u);
+  EXPECT_EQ(worker->retired_worker_thread_count, 6u);
+
   auto gc = DecodeGcStart(GcStartPayload(5, 2, 0).substr(0, 8), 0);
   ASSERT_TRUE(gc.ok());
   EXPECT_EQ(gc->count, 5u);

@@ -52,6 +52,8 @@ void DecodeAll(const dotnet::NettraceEvent& e, int32_t pointer_size) {
   (void)dotnet::DecodeContentionStop(e.payload, v);
   (void)dotnet::DecodeMethodLoadVerbose(e.payload, v);
   (void)dotnet::DecodeMethodJittingStarted(e.payload, v);
+  (void)dotnet::DecodeThreadPoolWorkerThread(e.payload, v);
+  (void)dotnet::DecodeThreadPoolAdjustment(e.payload, v);
 }
 
 Seen ReadWith(dotnet::NettraceSource* source, size_t size, bool decode) {

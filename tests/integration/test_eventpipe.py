@@ -96,6 +96,9 @@ class EventPipeTest(unittest.TestCase):
         for name in ("gc_end", "gc_suspend_ee_begin", "gc_restart_ee_end"):
             self.assertGreaterEqual(s[name], s["gc_start_induced"], out)
         self.assertGreater(s["contention_stop"], 0, out)
+        # The app starves the thread pool every second: threads are added.
+        self.assertGreater(s["threadpool_starvation"], 0, out)
+        self.assertGreater(s["threadpool_thread_start"], 0, out)
         self.assertGreater(float(s["span_seconds"]), SECONDS * 0.7, out)
 
         # TraceEvent reads the same file and finds the same.
@@ -107,8 +110,10 @@ class EventPipeTest(unittest.TestCase):
         self.assertEqual(theirs["gc_start_induced"], s["gc_start_induced"])
         self.assertEqual(theirs["exceptions"], s["exceptions"])
         self.assertEqual(theirs["contention_stop"], s["contention_stop"])
+        self.assertEqual(theirs["threadpool_thread_start"], s["threadpool_thread_start"])
+        self.assertEqual(theirs["threadpool_adjustment"], s["threadpool_adjustment"])
         runtime = "Microsoft-Windows-DotNETRuntime"
-        for event_id in (1, 2, 3, 4, 8, 9, 80, 81, 91):
+        for event_id in (1, 2, 3, 4, 8, 9, 50, 55, 80, 81, 91):
             self.assertEqual(theirs["events"].get(f"{runtime}/{event_id}", 0),
                              s["events"].get((runtime, event_id), 0), f"event {event_id}")
 

@@ -2,11 +2,13 @@
 //        EventsApp read FILE.nettrace
 // RATE times a second: GC.Collect(), throw and catch a TestException, and
 // jit a new DynamicMethod named EventsAppDynamicN; two threads also fight
-// over a lock. Prints "ready" once running, then at exit
+// over a lock; once a second it blocks the thread pool with more sleeping
+// work items than it has threads, more each second (its starvation detector
+// keeps adding threads). Prints "ready" once running, then at exit
 // how many of each it did. "read" prints, as JSON, what TraceEvent's own
 // reader finds in a .nettrace file: events per provider/id, induced GCs,
 // exceptions by type, contention stops, dynamic methods loaded and jitted,
-// events lost.
+// thread-pool thread starts and adjustments, events lost.
 using System.Diagnostics;
 using System.Reflection.Emit;
 using System.Text.Json;
@@ -50,6 +52,9 @@ public static class Program
         var events = new SortedDictionary<string, int>();
         var exceptions = new SortedDictionary<string, int>();
         int gcInduced = 0, contentionStops = 0, dynamicLoaded = 0, dynamicJitting = 0;
+        int poolThreadStarts = 0, poolAdjustments = 0;
+        source.Clr.ThreadPoolWorkerThreadStart += e => poolThreadStarts++;
+        source.Clr.ThreadPoolWorkerThreadAdjustmentAdjustment += e => poolAdjustments++;
         source.Clr.MethodLoadVerbose += e =>
         {
             if (e.MethodName.StartsWith("EventsAppDynamic")) dynamicLoaded++;
@@ -76,6 +81,8 @@ public static class Program
             ["contention_stop"] = contentionStops,
             ["dynamic_methods_loaded"] = dynamicLoaded,
             ["dynamic_methods_jitting"] = dynamicJitting,
+            ["threadpool_thread_start"] = poolThreadStarts,
+            ["threadpool_adjustment"] = poolAdjustments,
             ["events_lost"] = source.EventsLost,
             ["pointer_size"] = source.PointerSize,
         }));
@@ -107,6 +114,14 @@ public static class Program
                 exceptions++;
             }
             if (JitOne(jitted) == jitted) jitted++;
+            if (gcs % rate == 1)
+            {
+                int blockers = 4 * (2 + (int)clock.Elapsed.TotalSeconds);
+                for (int i = 0; i < blockers; i++)
+                {
+                    ThreadPool.QueueUserWorkItem(_ => Thread.Sleep(700));
+                }
+            }
             next += 1000 / rate;
             long wait = next - clock.ElapsedMilliseconds;
             if (wait > 0) Thread.Sleep((int)wait);
