@@ -1,0 +1,534 @@
+#include "collector/dotnet/nettrace_reader.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/byte_io.h"
+#include "base/file_io.h"
+#include "gtest/gtest.h"
+
+namespace profcpu::collector::dotnet {
+namespace {
+
+void Utf16z(base::ByteWriter& w, absl::string_view ascii) {
+  for (char c : ascii) w.U16(static_cast<unsigned char>(c));
+  w.U16(0);
+}
+
+void Varint(std::string* out, uint64_t v) {
+  do {
+    uint8_t byte = v & 0x7f;
+    v >>= 7;
+    out->push_back(static_cast<char>(byte | (v ? 0x80 : 0)));
+  } while (v);
+}
+
+// Writes NetTrace streams as the runtime does (format version 4/5).
+class Writer {
+ public:
+  explicit Writer(int32_t pointer_size = 8) {
+    out_ = "Nettrace";
+    base::ByteWriter w(&out_);
+    w.String("!FastSerialization.1");
+    out_.push_back(5);
+    Type("Trace", 4, 4);
+    // SYSTEMTIME 2026-11-25 (Wednesday) 03:30:15.250
+    for (uint16_t v : {2026, 11, 3, 25, 3, 30, 15, 250}) w.U16(v);
+    w.I64(1000);          // sync QPC
+    w.I64(1000000000);    // frequency: ns
+    w.U32(static_cast<uint32_t>(pointer_size));
+    w.U32(4242);          // pid
+    w.U32(2);             // processors
+    w.U32(1000);          // sampling rate
+    out_.push_back(6);
+  }
+  void Type(absl::string_view name, int32_t version, int32_t min_version) {
+    base::ByteWriter w(&out_);
+    out_.push_back(5);
+    out_.push_back(1);
+    w.U32(static_cast<uint32_t>(version));
+    w.U32(static_cast<uint32_t>(min_version));
+    w.String(name);
+    out_.push_back(6);
+  }
+  void Block(absl::string_view name, absl::string_view body, int32_t min_version = 2) {
+    out_.push_back(5);
+    Type(name, 2, min_version);
+    base::ByteWriter w(&out_);
+    w.U32(static_cast<uint32_t>(body.size()));
+    while (out_.size() % 4) out_.push_back(0);
+    out_.append(body.data(), body.size());
+    out_.push_back(6);
+  }
+  // A block's object header and size field, and nothing more.
+  void BlockSizeOnly(absl::string_view name, uint32_t size) {
+    out_.push_back(5);
+    Type(name, 2, 2);
+    base::ByteWriter(&out_).U32(size);
+  }
+  void End() { out_.push_back(1); }
+  const std::string& bytes() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+std::string BlockHeader(bool compressed) {
+  std::string h;
+  base::ByteWriter w(&h);
+  w.U16(20);
+  w.U16(compressed ? 1 : 0);
+  w.I64(0);
+  w.I64(0);
+  return h;
+}
+
+std::string MetadataPayload(uint32_t id, absl::string_view provider, uint32_t event_id,
+                            absl::string_view name, uint32_t version) {
+  std::string p;
+  base::ByteWriter w(&p);
+  w.U32(id);
+  Utf16z(w, provider);
+  w.U32(event_id);
+  Utf16z(w, name);
+  w.U64(0x8000);
+  w.U32(version);
+  w.U32(4);
+  w.U32(0);  // no field descriptions
+  return p;
+}
+
+// A compressed event blob with every field given explicitly.
+std::string CompressedBlob(uint8_t flags, uint32_t metadata_id, uint32_t seq_delta,
+                           uint64_t capture_thread, uint64_t thread, uint64_t ts_delta,
+                           absl::string_view payload) {
+  std::string b;
+  b.push_back(static_cast<char>(flags));
+  if (flags & 1) Varint(&b, metadata_id);
+  if (flags & 2) {
+    Varint(&b, seq_delta);
+    Varint(&b, capture_thread);
+    Varint(&b, 1);  // processor
+  }
+  if (flags & 4) Varint(&b, thread);
+  if (flags & 8) Varint(&b, 7);  // stack id
+  Varint(&b, ts_delta);
+  if (flags & 16) b.append(16, '\xaa');
+  if (flags & 32) b.append(16, '\xbb');
+  if (flags & 128) Varint(&b, payload.size());
+  b.append(payload.data(), payload.size());
+  return b;
+}
+
+// An uncompressed blob starting at a 4-aligned position of its block.
+std::string UncompressedBlob(uint32_t metadata_id, uint32_t seq, uint64_t thread, int64_t ts,
+                             absl::string_view payload) {
+  std::string b;
+  base::ByteWriter w(&b);
+  w.U32(static_cast<uint32_t>(76 + payload.size()));
+  w.U32(metadata_id);
+  w.U32(seq);
+  w.U64(thread);
+  w.U64(thread);
+  w.U32(0);
+  w.U32(0);
+  w.I64(ts);
+  b.append(32, '\0');
+  w.U32(static_cast<uint32_t>(payload.size()));
+  b.append(payload.data(), payload.size());
+  while (b.size() % 4) b.push_back(0);
+  return b;
+}
+
+std::string GcStartPayload(uint32_t count, uint32_t depth, uint32_t reason) {
+  std::string p;
+  base::ByteWriter w(&p);
+  w.U32(count);
+  w.U32(depth);
+  w.U32(reason);
+  w.U32(0);
+  w.U16(7);
+  w.U64(99);
+  return p;
+}
+
+std::string ExceptionPayload(absl::string_view type, absl::string_view message) {
+  std::string p;
+  base::ByteWriter w(&p);
+  Utf16z(w, type);
+  Utf16z(w, message);
+  w.U64(0x1234);
+  w.U32(0x80131500);
+  w.U16(16);
+  w.U16(7);
+  return p;
+}
+
+// Metadata (GCStart v2, ExceptionThrown v1), one compressed event block of
+// three events, a stack block, a sequence point, the end tag.
+std::string CompressedStream() {
+  Writer w;
+  std::string meta = BlockHeader(true);
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(1, kDotNetRuntimeProvider, 1, "GCStart", 2));
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(2, kDotNetRuntimeProvider, 80, "", 1));
+  w.Block("MetadataBlock", meta);
+  std::string events = BlockHeader(true);
+  // Everything given; then the same metadata, thread and size reused; then a
+  // new thread, metadata and size, with both activity ids and sorted.
+  events += CompressedBlob(0x1 | 0x2 | 0x4 | 0x8 | 0x80, 1, 4, 500, 501, 2000,
+                           GcStartPayload(1, 2, 1));
+  events += CompressedBlob(0x0, 0, 0, 0, 0, 500, GcStartPayload(2, 0, 1));
+  events += CompressedBlob(0x1 | 0x4 | 0x10 | 0x20 | 0x40 | 0x80, 2, 0, 0, 777, 1000,
+                           ExceptionPayload("MyApp.BadThing", "it broke"));
+  w.Block("EventBlock", events);
+  std::string stacks;
+  base::ByteWriter sw(&stacks);
+  sw.U32(1);  // first id
+  sw.U32(2);  // count
+  sw.U32(16);
+  sw.U64(0x1000);
+  sw.U64(0x2000);
+  sw.U32(0);
+  w.Block("StackBlock", stacks);
+  std::string sp;
+  base::ByteWriter pw(&sp);
+  pw.I64(5000);
+  pw.U32(1);
+  pw.U64(500);
+  pw.U32(3);
+  w.Block("SPBlock", sp);
+  w.End();
+  return w.bytes();
+}
+
+// Every event of a stream; the reader stays alive for the events' metadata
+// and payloads (views of `bytes`, which the caller keeps).
+struct Parsed {
+  std::unique_ptr<NettraceStringSource> source;
+  std::unique_ptr<NettraceReader> reader;
+  std::vector<NettraceEvent> events;
+  absl::Status status;
+};
+
+Parsed ReadAll(absl::string_view bytes) {
+  Parsed p;
+  p.source = std::make_unique<NettraceStringSource>(bytes);
+  p.reader = std::make_unique<NettraceReader>(p.source.get());
+  NettraceEvent e;
+  while (true) {
+    auto more = p.reader->Next(&e);
+    if (!more.ok()) {
+      p.status = more.status();
+      break;
+    }
+    if (!*more) break;
+    p.events.push_back(e);
+  }
+  return p;
+}
+
+// Saves a stream as a fuzz seed when NETTRACE_SEED_DIR is set.
+void MaybeSaveSeed(absl::string_view name, absl::string_view bytes) {
+  const char* dir = std::getenv("NETTRACE_SEED_DIR");
+  if (dir != nullptr) {
+    ASSERT_TRUE(base::WriteFile(absl::StrCat(dir, "/", name), bytes).ok());
+  }
+}
+
+TEST(NettraceReaderTest, ReadsTheTraceObject) {
+  std::string bytes = CompressedStream();
+  NettraceStringSource source(bytes);
+  NettraceReader reader(&source);
+  ASSERT_TRUE(reader.ReadHeader().ok());
+  const NettraceTraceInfo& t = reader.trace();
+  EXPECT_EQ(t.version, 4);
+  EXPECT_EQ(t.pointer_size, 8);
+  EXPECT_EQ(t.process_id, 4242);
+  EXPECT_EQ(t.processor_count, 2);
+  EXPECT_EQ(t.qpc_frequency, 1000000000);
+  EXPECT_EQ(absl::FormatTime("%Y-%m-%d %H:%M:%E3S", t.sync_time, absl::UTCTimeZone()),
+            "2026-11-25 03:30:15.250");
+  EXPECT_EQ(reader.ToTime(1000 + 1500000000) - t.sync_time, absl::Milliseconds(1500));
+}
+
+TEST(NettraceReaderTest, DecodesCompressedHeadersAndEveryBlock) {
+  std::string bytes = CompressedStream();
+  MaybeSaveSeed("compressed", bytes);
+  Parsed parsed = ReadAll(bytes);
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  const std::vector<NettraceEvent>& events = parsed.events;
+  NettraceReader* reader = parsed.reader.get();
+  ASSERT_EQ(events.size(), 3u);
+
+  EXPECT_EQ(events[0].metadata->provider, kDotNetRuntimeProvider);
+  EXPECT_EQ(events[0].metadata->event_id, 1u);
+  EXPECT_EQ(events[0].metadata->version, 2u);
+  EXPECT_EQ(events[0].metadata->event_name, "GCStart");
+  EXPECT_EQ(events[0].sequence_number, 5u);  // delta 4, plus one
+  EXPECT_EQ(events[0].capture_thread_id, 500u);
+  EXPECT_EQ(events[0].thread_id, 501u);
+  EXPECT_EQ(events[0].processor, 1u);
+  EXPECT_EQ(events[0].stack_id, 7u);
+  EXPECT_EQ(events[0].timestamp, 2000);
+  EXPECT_FALSE(events[0].sorted);
+
+  // Everything but the timestamp carried over, the sequence number counted.
+  EXPECT_EQ(events[1].metadata, events[0].metadata);
+  EXPECT_EQ(events[1].thread_id, 501u);
+  EXPECT_EQ(events[1].sequence_number, 6u);
+  EXPECT_EQ(events[1].timestamp, 2500);
+  EXPECT_EQ(events[1].payload.size(), events[0].payload.size());
+  auto gc = DecodeGcStart(events[1].payload, events[1].metadata->version);
+  ASSERT_TRUE(gc.ok()) << gc.status();
+  EXPECT_EQ(gc->count, 2u);
+  EXPECT_EQ(gc->reason, 1u);
+  EXPECT_EQ(gc->client_sequence_number, 99u);
+
+  EXPECT_EQ(events[2].metadata->event_id, 80u);
+  EXPECT_EQ(events[2].thread_id, 777u);
+  EXPECT_EQ(events[2].timestamp, 3500);
+  EXPECT_TRUE(events[2].sorted);
+  EXPECT_EQ(events[2].activity_id[0], 0xaa);
+  EXPECT_EQ(events[2].related_activity_id[15], 0xbb);
+  auto ex = DecodeExceptionThrown(events[2].payload, 1, 8);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  EXPECT_EQ(ex->type, "MyApp.BadThing");
+  EXPECT_EQ(ex->message, "it broke");
+  EXPECT_EQ(ex->hresult, 0x80131500u);
+
+  const NettraceCounts& c = reader->counts();
+  EXPECT_EQ(c.metadata_blocks, 1u);
+  EXPECT_EQ(c.event_blocks, 1u);
+  EXPECT_EQ(c.stack_blocks, 1u);
+  EXPECT_EQ(c.stacks, 2u);
+  EXPECT_EQ(c.sequence_points, 1u);
+  EXPECT_EQ(c.metadata, 2u);
+  EXPECT_EQ(c.events, 3u);
+  // The end stays the end.
+  NettraceEvent e;
+  auto more = reader->Next(&e);
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(*more);
+}
+
+TEST(NettraceReaderTest, DecodesUncompressedBlocksWithPadding) {
+  Writer w;
+  std::string meta = BlockHeader(false);
+  meta += UncompressedBlob(0, 0, 0, 0, MetadataPayload(3, "My-Provider", 12, "Tick", 0));
+  w.Block("MetadataBlock", meta);
+  std::string events = BlockHeader(false);
+  events += UncompressedBlob(3 | 0x80000000u, 10, 33, 7000, "abc");  // padded to 4
+  events += UncompressedBlob(3, 11, 34, 8000, "");
+  w.Block("EventBlock", events);
+  w.End();
+  MaybeSaveSeed("uncompressed", w.bytes());
+  Parsed parsed = ReadAll(w.bytes());
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  const std::vector<NettraceEvent>& got = parsed.events;
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].metadata->provider, "My-Provider");
+  EXPECT_EQ(got[0].metadata->event_name, "Tick");
+  EXPECT_EQ(got[0].payload, "abc");
+  EXPECT_TRUE(got[0].sorted);
+  EXPECT_EQ(got[0].sequence_number, 10u);
+  EXPECT_EQ(got[0].thread_id, 33u);
+  EXPECT_EQ(got[1].payload, "");
+  EXPECT_EQ(got[1].timestamp, 8000);
+  EXPECT_FALSE(got[1].sorted);
+}
+
+TEST(NettraceReaderTest, EveryTruncationIsAnErrorNamingAnOffset) {
+  std::string bytes = CompressedStream();
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    absl::Status status = ReadAll(absl::string_view(bytes).substr(0, n)).status;
+    ASSERT_FALSE(status.ok()) << "prefix of " << n << " bytes";
+    EXPECT_TRUE(absl::StrContains(status.message(), "nettrace offset")) << status;
+  }
+}
+
+TEST(NettraceReaderTest, ClearErrors) {
+  struct Case {
+    std::string name;
+    std::string bytes;
+    std::string expected;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"magic", "Netwhat?" + CompressedStream().substr(8), "no \"Nettrace\" magic"});
+  cases.push_back({"netperf", std::string("\x14\0\0\0!FastSerialization.1", 24), "NetPerf"});
+  {
+    Writer w;
+    w.Block("Unheard", "");
+    cases.push_back({"unknown object", w.bytes(), "unknown type \"Unheard\""});
+  }
+  {
+    Writer w;
+    w.Block("EventBlock", BlockHeader(true), 3);
+    cases.push_back({"future block version", w.bytes(), "needs a reader of version 3"});
+  }
+  {
+    Writer w;
+    std::string events = BlockHeader(true);
+    events += CompressedBlob(0x81, 9, 0, 0, 0, 1, "x");
+    w.Block("EventBlock", events);
+    cases.push_back({"undefined metadata", w.bytes(), "metadata id 9 that no metadata record"});
+  }
+  {
+    Writer w;
+    std::string events = BlockHeader(true);
+    events += "\x80\x01\x64";  // payload of 100 bytes, none there
+    w.Block("EventBlock", events);
+    cases.push_back({"payload past block", w.bytes(), "an event's payload needs 100 bytes"});
+  }
+  {
+    Writer w;
+    std::string events = BlockHeader(true);
+    events += std::string("\x00", 1) + std::string(11, '\xff');
+    w.Block("EventBlock", events);
+    cases.push_back({"long varint", w.bytes(), "longer than 10 bytes"});
+  }
+  {
+    Writer w;
+    w.BlockSizeOnly("EventBlock", 0x7fffffff);
+    std::string huge = w.bytes();
+    cases.push_back({"block over the cap", huge, "at most"});
+  }
+  {
+    Writer w;
+    std::string body = BlockHeader(true);
+    w.Block("EventBlock", body);
+    std::string bytes = w.bytes();
+    bytes.back() = 9;  // the block's end tag
+    cases.push_back({"bad end tag", bytes, "expected the end of a block object"});
+  }
+  {
+    Writer w;
+    w.Block("MetadataBlock", BlockHeader(true) + CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                                                                std::string("\x01\0\0\0M\0", 6)));
+    cases.push_back({"unterminated name", w.bytes(), "no NUL terminator"});
+  }
+  {
+    Writer w;
+    std::string stacks;
+    base::ByteWriter sw(&stacks);
+    sw.U32(1);
+    sw.U32(1000000);
+    w.Block("StackBlock", stacks);
+    cases.push_back({"stack count", w.bytes(), "1000000 stacks"});
+  }
+  {
+    Writer w;
+    w.Block("EventBlock", std::string("\x04\0\0\0", 4));
+    cases.push_back({"short block header", w.bytes(), "header of 4 bytes"});
+  }
+  {
+    Writer w(3);
+    // 8 magic, 24 header, the Trace object's tag and 21-byte type: fields
+    // at 53, the pointer size 32 bytes in.
+    cases.push_back({"pointer size", w.bytes(), "nettrace offset 85: pointer size 3"});
+  }
+  for (const Case& c : cases) {
+    absl::Status status = ReadAll(c.bytes).status;
+    EXPECT_FALSE(status.ok()) << c.name;
+    EXPECT_TRUE(absl::StrContains(status.message(), c.expected))
+        << c.name << ": " << status;
+    EXPECT_TRUE(absl::StrContains(status.message(), "nettrace offset")) << c.name << ": " << status;
+  }
+}
+
+TEST(NettraceReaderTest, StreamWithoutEndTagIsAnError) {
+  std::string bytes = CompressedStream();
+  bytes.pop_back();
+  Parsed parsed = ReadAll(bytes);
+  absl::Status status = parsed.status;
+  EXPECT_EQ(parsed.events.size(), 3u);  // what came before is still read
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "the stream ends inside")) << status;
+}
+
+TEST(NettraceReaderTest, BlockCapIsTheCallersChoice) {
+  std::string bytes = CompressedStream();
+  NettraceStringSource source(bytes);
+  NettraceLimits limits;
+  limits.max_block_bytes = 16;
+  NettraceReader reader(&source, limits);
+  NettraceEvent e;
+  auto more = reader.Next(&e);
+  ASSERT_FALSE(more.ok());
+  EXPECT_TRUE(absl::StrContains(more.status().message(), "(at most 16)")) << more.status();
+}
+
+TEST(RuntimePayloadTest, Decoders) {
+  std::string p;
+  base::ByteWriter w(&p);
+  w.U8(0);
+  w.U16(7);
+  double ns = 1234.5;
+  uint64_t bits;
+  std::memcpy(&bits, &ns, 8);
+  w.U64(bits);
+  auto stop = DecodeContentionStop(p, 1);
+  ASSERT_TRUE(stop.ok()) << stop.status();
+  EXPECT_EQ(stop->duration_ns, 1234.5);
+  EXPECT_FALSE(DecodeContentionStop(p.substr(0, 5), 1).ok());
+  EXPECT_TRUE(DecodeContentionStop(p.substr(0, 3), 0).ok());
+
+  std::string m;
+  base::ByteWriter mw(&m);
+  mw.U64(1);
+  mw.U64(2);
+  mw.U64(0x7f0000001000);
+  mw.U32(64);
+  mw.U32(0x06000001);
+  mw.U32(0);
+  Utf16z(mw, "MyApp.Program");
+  Utf16z(mw, "Main");
+  Utf16z(mw, "void  (string[])");
+  mw.U16(7);
+  mw.U64(0);
+  auto method = DecodeMethodLoadVerbose(m, 2);
+  ASSERT_TRUE(method.ok()) << method.status();
+  EXPECT_EQ(method->start_address, 0x7f0000001000u);
+  EXPECT_EQ(method->size, 64u);
+  EXPECT_EQ(method->method_namespace, "MyApp.Program");
+  EXPECT_EQ(method->name, "Main");
+  EXPECT_EQ(method->signature, "void  (string[])");
+  auto cut = DecodeMethodLoadVerbose(m.substr(0, 40), 2);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_TRUE(absl::StrContains(cut.status().message(), "MethodLoadVerbose payload of 40 bytes"))
+      << cut.status();
+
+  std::string a;
+  base::ByteWriter aw(&a);
+  double throughput = 12.5;
+  std::memcpy(&bits, &throughput, 8);
+  aw.U64(bits);
+  aw.U32(9);
+  aw.U32(6);
+  auto adjustment = DecodeThreadPoolAdjustment(a, 0);
+  ASSERT_TRUE(adjustment.ok()) << adjustment.status();
+  EXPECT_EQ(adjustment->average_throughput, 12.5);
+  EXPECT_EQ(adjustment->new_worker_thread_count, 9u);
+  EXPECT_EQ(adjustment->reason, 6u);
+  EXPECT_FALSE(DecodeThreadPoolAdjustment(a.substr(0, 12), 0).ok());
+  auto worker = DecodeThreadPoolWorkerThread(a.substr(8), 0);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  EXPECT_EQ(worker->active_worker_thread_count, 9u);
+  EXPECT_EQ(worker->retired_worker_thread_count, 6u);
+
+  auto gc = DecodeGcStart(GcStartPayload(5, 2, 0).substr(0, 8), 0);
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->count, 5u);
+  EXPECT_EQ(gc->reason, 2u);  // version 0: count, reason
+  EXPECT_FALSE(DecodeGcStart("", 2).ok());
+  EXPECT_FALSE(DecodeExceptionThrown(ExceptionPayload("T", "M"), 0, 8).ok());
+}
+
+}  // namespace
+}  // namespace profcpu::collector::dotnet

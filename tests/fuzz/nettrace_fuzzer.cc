@@ -1,0 +1,106 @@
+// The NetTrace stream of an EventPipe session (collector/dotnet/nettrace_reader.h).
+// It comes from the profiled process: hostile. Reading is total and bounded;
+// the same bytes read whole, a few bytes at a time and from a file give the
+// same events and the same error; every error names an offset; every event
+// has its metadata and a payload inside the input; the runtime payload
+// decoders take any payload.
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "collector/dotnet/nettrace_reader.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using profcpu::fuzz::Check;
+namespace dotnet = profcpu::collector::dotnet;
+
+namespace {
+
+// Hands out at most 3 bytes per read: blocks arrive in pieces, as from a socket.
+class TrickleSource : public dotnet::NettraceSource {
+ public:
+  explicit TrickleSource(absl::string_view bytes) : bytes_(bytes) {}
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    n = std::min({n, bytes_.size(), size_t{3}});
+    std::copy(bytes_.data(), bytes_.data() + n, buffer);
+    bytes_.remove_prefix(n);
+    return n;
+  }
+
+ private:
+  absl::string_view bytes_;
+};
+
+struct Seen {
+  std::vector<std::string> events;  // a summary of each
+  absl::Status status;
+  uint64_t end_offset = 0;
+};
+
+void DecodeAll(const dotnet::NettraceEvent& e, int32_t pointer_size) {
+  const uint32_t v = e.metadata->version;
+  (void)dotnet::DecodeGcStart(e.payload, v);
+  (void)dotnet::DecodeGcEnd(e.payload, v);
+  (void)dotnet::DecodeGcSuspendEeBegin(e.payload, v);
+  (void)dotnet::DecodeGcHeapStats(e.payload, v);
+  (void)dotnet::DecodeExceptionThrown(e.payload, v, pointer_size);
+  (void)dotnet::DecodeContentionStart(e.payload, v, pointer_size);
+  (void)dotnet::DecodeContentionStop(e.payload, v);
+  (void)dotnet::DecodeMethodLoadVerbose(e.payload, v);
+  (void)dotnet::DecodeMethodJittingStarted(e.payload, v);
+  (void)dotnet::DecodeThreadPoolWorkerThread(e.payload, v);
+  (void)dotnet::DecodeThreadPoolAdjustment(e.payload, v);
+}
+
+Seen ReadWith(dotnet::NettraceSource* source, size_t size, bool decode) {
+  Seen seen;
+  dotnet::NettraceReader reader(source);
+  dotnet::NettraceEvent e;
+  while (true) {
+    auto more = reader.Next(&e);
+    if (!more.ok()) {
+      seen.status = more.status();
+      Check(absl::StrContains(more.status().message(), "nettrace offset"),
+            "a nettrace error that names no offset");
+      // Errors stick.
+      auto again = reader.Next(&e);
+      Check(!again.ok() && again.status() == more.status(), "a nettrace error that did not stick");
+      break;
+    }
+    if (!*more) break;
+    Check(e.metadata != nullptr, "an event without metadata");
+    Check(e.metadata->metadata_id != 0, "an event with metadata id 0");
+    Check(e.payload.size() <= size, "a payload larger than the input");
+    Check(e.offset < size, "an event past the end of the input");
+    Check(seen.events.size() < size, "more events than input bytes");
+    (void)reader.ToTime(e.timestamp);
+    if (decode) DecodeAll(e, reader.trace().pointer_size);
+    seen.events.push_back(absl::StrCat(e.metadata->provider, "/", e.metadata->event_id, "/",
+                                       e.metadata->version, "@", e.offset, " t", e.thread_id,
+                                       " ", e.timestamp, " ", e.payload));
+  }
+  Check(reader.offset() <= size, "the reader went past the end of the input");
+  seen.end_offset = reader.offset();
+  return seen;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  absl::string_view bytes = profcpu::fuzz::AsText(data, size);
+  dotnet::NettraceStringSource whole(bytes);
+  Seen a = ReadWith(&whole, size, /*decode=*/true);
+  TrickleSource trickle(bytes);
+  Seen b = ReadWith(&trickle, size, /*decode=*/false);
+  Check(a.events == b.events && a.status == b.status && a.end_offset == b.end_offset,
+        "reading whole and a few bytes at a time disagree");
+  profcpu::fuzz::MemFile file(bytes);
+  dotnet::NettraceFdSource fd_source(file.fd());
+  Seen c = ReadWith(&fd_source, size, /*decode=*/false);
+  Check(a.events == c.events && a.status == c.status, "reading a string and a file disagree");
+  return 0;
+}
