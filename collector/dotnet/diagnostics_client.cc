@@ -39,23 +39,6 @@ std::string StartTime(const std::vector<std::string>& stat) {
   return stat.size() > 19 ? stat[19] : "";
 }
 
-absl::Status ReadExactly(int fd, size_t n, std::string* out) {
-  size_t start = out->size();
-  out->resize(start + n);
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = ::read(fd, out->data() + start + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return absl::DeadlineExceededError("the .NET runtime did not answer in time");
-    }
-    if (r < 0) return base::ErrnoStatus(errno, "read from the diagnostics socket");
-    if (r == 0) return absl::DataLossError("the .NET runtime closed the connection mid-reply");
-    got += static_cast<size_t>(r);
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 std::string ChooseSocketName(const std::vector<std::string>& names, uint32_t namespace_pid,
@@ -129,9 +112,35 @@ absl::StatusOr<DiagnosticsTarget> FindDiagnosticsTarget(pid_t pid, const std::st
   return target;
 }
 
-absl::StatusOr<Reply> SendCommand(const DiagnosticsTarget& target, uint8_t command_set,
-                                  uint8_t command_id, absl::string_view payload,
-                                  absl::Duration timeout) {
+absl::Status ReadExactly(int fd, size_t n, std::string* out) {
+  size_t start = out->size();
+  out->resize(start + n);
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(fd, out->data() + start + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return absl::DeadlineExceededError("the .NET runtime did not answer in time");
+    }
+    if (r < 0) return base::ErrnoStatus(errno, "read from the diagnostics socket");
+    if (r == 0) return absl::DataLossError("the .NET runtime closed the connection mid-reply");
+    got += static_cast<size_t>(r);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SendAll(int sock, absl::string_view data) {
+  for (size_t done = 0; done < data.size();) {
+    const ssize_t n = ::send(sock, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return base::ErrnoStatus(errno, "send to the diagnostics socket");
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<base::UniqueFd> ConnectDiagnostics(const DiagnosticsTarget& target,
+                                                  absl::Duration timeout) {
   auto socket_file = target.root->OpenPath(target.socket_path);
   if (!socket_file.ok()) return socket_file.status();
   struct stat st;
@@ -162,11 +171,18 @@ absl::StatusOr<Reply> SendCommand(const DiagnosticsTarget& target, uint8_t comma
     }
     return base::ErrnoStatus(err, what);
   }
-  absl::Status sent = base::WriteAll(sock.get(), EncodeRequest(command_set, command_id, payload),
-                                     "the diagnostics socket");
+  return sock;
+}
+
+absl::StatusOr<Reply> SendCommand(const DiagnosticsTarget& target, uint8_t command_set,
+                                  uint8_t command_id, absl::string_view payload,
+                                  absl::Duration timeout) {
+  auto sock = ConnectDiagnostics(target, timeout);
+  if (!sock.ok()) return sock.status();
+  absl::Status sent = SendAll(sock->get(), EncodeRequest(command_set, command_id, payload));
   if (!sent.ok()) return sent;
   std::string bytes;
-  if (absl::Status s = ReadExactly(sock.get(), kIpcHeaderSize, &bytes); !s.ok()) return s;
+  if (absl::Status s = ReadExactly(sock->get(), kIpcHeaderSize, &bytes); !s.ok()) return s;
   auto header = DecodeReplyHeader(bytes);
   if (!header.ok()) return header.status();
   if (header->size > kMaxReplyBytes) {
@@ -174,7 +190,7 @@ absl::StatusOr<Reply> SendCommand(const DiagnosticsTarget& target, uint8_t comma
   }
   Reply reply;
   reply.header = *header;
-  if (absl::Status s = ReadExactly(sock.get(), header->size - kIpcHeaderSize, &reply.payload);
+  if (absl::Status s = ReadExactly(sock->get(), header->size - kIpcHeaderSize, &reply.payload);
       !s.ok()) {
     return s;
   }

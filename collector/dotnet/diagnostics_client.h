@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/rooted_open.h"
+#include "base/unique_fd.h"
 #include "collector/dotnet/ipc_protocol.h"
 
 namespace profcpu::collector::dotnet {
@@ -47,6 +48,20 @@ struct Reply {
   ReplyHeader header;
   std::string payload;
 };
+
+// Connects to the target's diagnostics socket: opened by O_PATH inside the
+// target's root, connected through /proc/self/fd; reads and writes time out
+// after `timeout`. Errors say what to do (permissions, a stale socket).
+absl::StatusOr<base::UniqueFd> ConnectDiagnostics(const DiagnosticsTarget& target,
+                                                  absl::Duration timeout);
+
+// Reads exactly `n` bytes of a reply, appended to *out: DeadlineExceeded when
+// the runtime does not answer in time, DataLoss when it closes mid-reply.
+absl::Status ReadExactly(int fd, size_t n, std::string* out);
+
+// Writes all of `data` to a connected socket with send(MSG_NOSIGNAL): a
+// runtime that closed its end is an error, never a SIGPIPE that kills profcpu.
+absl::Status SendAll(int sock, absl::string_view data);
 
 // Connects, sends one command, reads one reply (at most 1 MiB), within `timeout`.
 absl::StatusOr<Reply> SendCommand(const DiagnosticsTarget& target, uint8_t command_set,

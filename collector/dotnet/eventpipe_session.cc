@@ -32,71 +32,24 @@ void AppendUtf16String(base::ByteWriter& w, absl::string_view ascii_or_utf8) {
   w.U16(0);
 }
 
-absl::Status ReadReplyBytes(int fd, size_t n, std::string* out) {
-  size_t start = out->size();
-  out->resize(start + n);
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = ::read(fd, out->data() + start + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return absl::DeadlineExceededError("the .NET runtime did not answer in time");
-    }
-    if (r < 0) return base::ErrnoStatus(errno, "read from the diagnostics socket");
-    if (r == 0) return absl::DataLossError("the .NET runtime closed the connection mid-reply");
-    got += static_cast<size_t>(r);
-  }
-  return absl::OkStatus();
-}
 
-// Connects to the target's diagnostics socket the way SendCommand does: opened
-// by O_PATH inside the target's root, connected through /proc/self/fd.
-absl::StatusOr<base::UniqueFd> ConnectSocket(const DiagnosticsTarget& target, absl::Duration timeout) {
-  auto socket_file = target.root->OpenPath(target.socket_path);
-  if (!socket_file.ok()) return socket_file.status();
-  struct stat st;
-  if (::fstat(socket_file->get(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(target.socket_path, " in process ", target.pid, "'s root is not a socket"));
-  }
-  base::UniqueFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!sock.valid()) return base::ErrnoStatus(errno, "socket");
-  timeval tv = absl::ToTimeval(timeout);
-  ::setsockopt(sock.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  ::setsockopt(sock.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  sockaddr_un address = {};
-  address.sun_family = AF_UNIX;
-  std::string via = absl::StrCat("/proc/self/fd/", socket_file->get());
-  std::memcpy(address.sun_path, via.c_str(), via.size() + 1);
-  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    return base::ErrnoStatus(errno, absl::StrCat("connect to ", target.socket_path,
-                                                 " of process ", target.pid));
-  }
-  return sock;
-}
 
 // Sends one CollectTracing command and reads its reply on `sock`; the
 // session id when the runtime accepted it.
 absl::StatusOr<uint64_t> StartCollect(int sock, const EventPipeConfig& config,
                                  EventPipeCommand command, pid_t pid) {
-  // send(MSG_NOSIGNAL): a socket the other end closed is an error, not SIGPIPE.
   const std::string request = EncodeRequest(kEventPipeCommandSet, static_cast<uint8_t>(command),
                                             EncodeCollectTracing(config, command));
-  for (size_t done = 0; done < request.size();) {
-    ssize_t n = ::send(sock, request.data() + done, request.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return base::ErrnoStatus(errno, "send to the diagnostics socket");
-    done += static_cast<size_t>(n);
-  }
+  if (absl::Status sent = SendAll(sock, request); !sent.ok()) return sent;
   std::string bytes;
-  if (absl::Status s = ReadReplyBytes(sock, kIpcHeaderSize, &bytes); !s.ok()) return s;
+  if (absl::Status s = ReadExactly(sock, kIpcHeaderSize, &bytes); !s.ok()) return s;
   auto header = DecodeReplyHeader(bytes);
   if (!header.ok()) return header.status();
   if (header->size - kIpcHeaderSize > 4096) {
     return absl::DataLossError(absl::StrCat("a CollectTracing reply of ", header->size, " bytes"));
   }
   std::string payload;
-  if (absl::Status s = ReadReplyBytes(sock, header->size - kIpcHeaderSize, &payload); !s.ok()) {
+  if (absl::Status s = ReadExactly(sock, header->size - kIpcHeaderSize, &payload); !s.ok()) {
     return s;
   }
   if (header->command_set == kServerCommandSet && header->command_id == kServerError) {
@@ -158,7 +111,7 @@ absl::StatusOr<std::unique_ptr<EventPipeSession>> EventPipeSession::Start(
   absl::Status last;
   for (EventPipeCommand command :
        {EventPipeCommand::kCollectTracing3, EventPipeCommand::kCollectTracing2}) {
-    auto sock = ConnectSocket(target, timeout);
+    auto sock = ConnectDiagnostics(target, timeout);
     if (!sock.ok()) return sock.status();
     auto session_id = StartCollect(sock->get(), config, command, target.pid);
     if (absl::IsUnimplemented(session_id.status())) {
