@@ -17,6 +17,7 @@
 #include "base/jit_mapping.h"
 #include "base/status_macros.h"
 #include "collector/collection_target.h"
+#include "collector/dotnet/dotnet_events_session.h"
 #include "collector/dotnet/perfmap_session.h"
 #include "collector/proc/container_resolver.h"
 #include "collector/proc/proc_reader.h"
@@ -35,6 +36,9 @@ constexpr uint64_t kProgressIntervalNs = 250'000'000;
 constexpr uint64_t kCommandGraceNs = 2'000'000'000;
 // How often the .NET perf-map session looks at the processes it watches.
 constexpr uint64_t kPerfMapPollIntervalNs = 1'000'000'000;
+// A started .NET command's events begin once its diagnostics socket shows:
+// looked for more often than perf maps, so few of its first events are lost.
+constexpr uint64_t kDotnetEventsPollIntervalNs = 200'000'000;
 // How often perf maps are looked for and their growth copied: a process that
 // writes its map and removes it within one interval is missed.
 constexpr uint64_t kPerfMapTailIntervalNs = 100'000'000;
@@ -232,7 +236,15 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     // watched once it runs).
     for (pid_t process : target->ExistingProcesses()) perfmaps->Watch(process);
   }
+  std::optional<dotnet::DotnetEventsSession> dotnet_events;
+  if (options.dotnet_events && !options.dotnet_events_dir.empty() && options.log != nullptr) {
+    dotnet_events.emplace(options.dotnet_events_dir, options.dotnet_events_max_bytes,
+                          options.log);
+    for (pid_t process : target->ExistingProcesses()) dotnet_events->Watch(process);
+  }
   uint64_t last_perfmap_poll = 0;
+  uint64_t last_dotnet_events_poll = 0;
+  std::vector<pid_t> new_processes;
   uint64_t last_perfmap_tail = 0;
 
   PROFCPU_ASSIGN_OR_RETURN(auto writer, recording::RecordingWriter::Create(options.recording_path));
@@ -263,6 +275,9 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
             result.processes.push_back(
                 DescribeProcess(static_cast<pid_t>(fork->pid), fork->time_ns));
             orderer.Add(result.processes.back());
+            // Started during collection: looked at from the loop, not here
+            // (starting a session talks to the runtime).
+            if (dotnet_events) new_processes.push_back(static_cast<pid_t>(fork->pid));
           }
         }
         orderer.Add(std::move(record));
@@ -294,6 +309,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
     PROFCPU_RETURN_IF_ERROR(target->Start());
     // A started command becomes a .NET runtime some moments after it starts.
     if (perfmaps) perfmaps->Watch(pid);
+    if (dotnet_events) dotnet_events->Watch(pid);
   } else {
     if (bpf) {
       PROFCPU_RETURN_IF_ERROR(bpf->TrackProcess(pid, result.start_time_ns));
@@ -341,6 +357,14 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
       perfmaps->Poll();
       last_perfmap_poll = now;
     }
+    if (dotnet_events) {
+      for (pid_t started : new_processes) dotnet_events->Watch(started);
+      new_processes.clear();
+    }
+    if (dotnet_events && now - last_dotnet_events_poll >= kDotnetEventsPollIntervalNs) {
+      dotnet_events->Poll();
+      last_dotnet_events_poll = now;
+    }
     if (tail != nullptr && now - last_perfmap_tail >= kPerfMapTailIntervalNs) {
       tail->Tick();
       last_perfmap_tail = now;
@@ -368,6 +392,7 @@ absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options) {
 
   sampler->DisableAll();
   if (perfmaps) perfmaps->Finish();  // the files stay for symbolization
+  if (dotnet_events) dotnet_events->Finish();
   sampler->Drain();
   if (bpf) PROFCPU_RETURN_IF_ERROR(bpf->Poll(MonotonicNowNs(), /*final=*/true, &orderer));
   PROFCPU_RETURN_IF_ERROR(orderer.Flush());

@@ -49,6 +49,13 @@ struct CollectionOptions {
   // -perfmap auto: the target's .NET processes (those it starts too) write
   // perf maps and a jitdump for the run (dotnet/perfmap_session.h).
   bool manage_dotnet_perfmaps = false;
+  // -dotnet-events on: the target's .NET processes (those it starts too)
+  // stream their runtime's events, each saved as dotnet_events_dir/PID.nettrace
+  // (dotnet/dotnet_events_session.h).
+  bool dotnet_events = false;
+  std::string dotnet_events_dir;
+  // The most saved of one process's stream.
+  uint64_t dotnet_events_max_bytes = uint64_t{256} << 20;
   // Where the perf maps of processes that run JIT code are copied while they
   // run (the run folder's jit/, perf_map_tailer.h); empty: not copied.
   std::string jit_copy_dir;

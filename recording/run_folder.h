@@ -17,6 +17,9 @@ inline constexpr char kLogFile[] = "profcpu.log";
 inline constexpr char kArchiveFile[] = "prof.tar.gz";
 // Copies of the processes' perf maps and jitdumps (symbolize/archived_jit_files.h).
 inline constexpr char kJitDir[] = "jit";
+// The .NET processes' EventPipe streams, PID.nettrace (-dotnet-events on;
+// collector/dotnet/dotnet_events_session.h).
+inline constexpr char kDotnetEventsDir[] = "dotnet";
 // -callgraph dwarf: the user stacks unwound after collection
 // (symbolize/unwound_stacks.h), replayed by postprocess.
 inline constexpr char kUnwoundStacksFile[] = "unwound_stacks.bin";

@@ -181,6 +181,7 @@ enum class RuntimeEventId : uint32_t {
   kExceptionThrown = 80,
   kContentionStart = 81,
   kContentionStop = 91,
+  kMethodLoad = 141,  // informational: no names (not decoded)
   kMethodLoadVerbose = 143,
   kMethodJittingStarted = 145,
 };

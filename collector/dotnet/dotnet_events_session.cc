@@ -1,0 +1,126 @@
+#include "collector/dotnet/dotnet_events_session.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "collector/dotnet/diagnostics_client.h"
+#include "collector/dotnet/nettrace_reader.h"
+
+namespace profcpu::collector::dotnet {
+namespace {
+
+// As PerfMapSession: a runtime creates its socket within milliseconds, a
+// process without one after this long is not .NET.
+constexpr uint64_t kNotDotnetAfterNs = 10'000'000'000;
+
+uint64_t EventsClockNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+EventPipeConfig DotnetEventsConfig(uint64_t max_bytes) {
+  EventPipeConfig config;
+  config.providers.push_back(
+      {std::string(kDotNetRuntimeProvider), kDotnetEventsKeywords, kDotnetEventsLevel, ""});
+  config.max_bytes = max_bytes;
+  return config;
+}
+
+void DotnetEventsSession::Watch(pid_t pid) {
+  if (stopping_) return;
+  auto [it, inserted] = watched_.try_emplace(pid);
+  if (!inserted) return;
+  it->second.since_ns = EventsClockNs();
+  it->second.settled = Handle(pid);
+}
+
+void DotnetEventsSession::Poll() {
+  if (stopping_) return;
+  uint64_t now = EventsClockNs();
+  for (auto& [pid, watched] : watched_) {
+    if (watched.settled) continue;
+    watched.settled = Handle(pid) || now - watched.since_ns > kNotDotnetAfterNs;
+  }
+}
+
+bool DotnetEventsSession::Handle(pid_t pid) {
+  auto target = FindDiagnosticsTarget(pid);
+  if (absl::IsNotFound(target.status())) return false;  // not (yet) a .NET runtime
+  if (!target.ok()) {
+    log_->Warn(absl::StrCat("no .NET runtime events for process ", pid, ": ",
+                            target.status().message()));
+    return true;
+  }
+  auto running = std::make_unique<Running>();
+  running->path = absl::StrCat(dir_, "/", pid, ".nettrace");
+  running->out = base::UniqueFd(
+      ::open(running->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!running->out.valid()) {
+    log_->Warn(absl::StrCat("no .NET runtime events for process ", pid, ": cannot create ",
+                            running->path));
+    return true;
+  }
+  auto session = EventPipeSession::Start(*target, DotnetEventsConfig(max_bytes_));
+  if (!session.ok()) {
+    // The CPU profile goes on; only the runtime's events are missing.
+    ::unlink(running->path.c_str());
+    log_->Warn(absl::StrCat("no .NET runtime events for process ", pid,
+                            " (the CPU profile is not affected): ", session.status().message()));
+    return true;
+  }
+  running->session = std::move(*session);
+  log_->Info(absl::StrCat("started EventPipe session ", running->session->session_id(),
+                          " on .NET process ", pid, " (GC, loader, JIT, contention, exception, "
+                          "thread-pool events) into ", running->path));
+  Running* raw = running.get();
+  running->thread = std::thread([this, raw] { Copy(raw); });
+  running_[pid] = std::move(running);
+  return true;
+}
+
+void DotnetEventsSession::Copy(Running* running) {
+  while (!stopping_) {
+    auto ended = running->session->Pump(running->out.get(), absl::Now() + absl::Milliseconds(200));
+    if (!ended.ok()) {
+      running->status = ended.status();
+      return;
+    }
+    if (*ended) {
+      running->process_ended = true;
+      break;
+    }
+  }
+  running->status = running->session->Stop(running->out.get());
+}
+
+void DotnetEventsSession::Finish() {
+  stopping_ = true;
+  for (auto& [pid, running] : running_) {
+    if (running->thread.joinable()) running->thread.join();
+    const EventPipeSession& s = *running->session;
+    std::string size = absl::StrCat(s.bytes_written(), " bytes");
+    if (!running->status.ok()) {
+      log_->Warn(absl::StrCat("the .NET runtime events of process ", pid, " may be incomplete (",
+                              size, " in ", running->path, "): ", running->status.message()));
+    } else if (s.truncated()) {
+      log_->Warn(absl::StrCat("the .NET runtime events of process ", pid, " were cut at ", size,
+                              " (the cap) of ", s.bytes_read(), " in ", running->path));
+    } else {
+      log_->Info(absl::StrCat("saved the .NET runtime events of process ", pid, ": ", size,
+                              " in ", running->path,
+                              running->process_ended ? " (the process exited)" : ""));
+    }
+  }
+  running_.clear();
+  watched_.clear();
+}
+
+}  // namespace profcpu::collector::dotnet

@@ -1,0 +1,194 @@
+#include "collector/dotnet/dotnet_events_summary.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/unique_fd.h"
+#include "collector/dotnet/nettrace_reader.h"
+
+namespace profcpu::collector::dotnet {
+namespace {
+
+// A decoder's error is the event's, not the stream's: the event is skipped.
+template <typename T>
+std::optional<T> Ok(absl::StatusOr<T> decoded) {
+  if (!decoded.ok()) return std::nullopt;
+  return std::move(*decoded);
+}
+
+// 2110 -> "2,110", as the closing line prints counts.
+std::string WithCommas(uint64_t n) {
+  std::string digits = absl::StrCat(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string GcReasonName(uint32_t reason) {
+  static constexpr const char* kNames[] = {
+      "AllocSmall",    "Induced",         "LowMemory",          "Empty",
+      "AllocLarge",    "OutOfSpaceSOH",   "OutOfSpaceLOH",      "InducedNotForced",
+      "Internal",      "InducedLowMemory", "InducedCompacting", "LowMemoryHost",
+      "PMFullGC",      "LowMemoryHostBlocking"};
+  if (reason < std::size(kNames)) return kNames[reason];
+  return absl::StrCat("reason ", reason);
+}
+
+absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
+                                   DotnetEventsSummary* summary) {
+  *summary = DotnetEventsSummary();
+  summary->pid = pid;
+  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  NettraceFdSource source(fd.get());
+  NettraceReader reader(&source);
+  if (absl::Status header = reader.ReadHeader(); !header.ok()) {
+    summary->read_error = header;
+    return absl::OkStatus();
+  }
+  const NettraceTraceInfo& trace = reader.trace();
+  const double ms_per_tick =
+      trace.qpc_frequency > 0 ? 1000.0 / static_cast<double>(trace.qpc_frequency) : 0;
+  bool suspended = false;  // a GC suspension is under way, since suspended_at
+  int64_t suspended_at = 0;
+  absl::flat_hash_map<uint64_t, int64_t> jitting_since;  // by method id, bounded below
+  constexpr size_t kMaxJittingAtOnce = 1 << 16;
+  int64_t last_timestamp = trace.sync_time_qpc;
+  NettraceEvent e;
+  while (true) {
+    absl::StatusOr<bool> more = reader.Next(&e);
+    if (!more.ok()) {
+      summary->read_error = more.status();
+      break;
+    }
+    if (!*more) break;
+    ++summary->events;
+    last_timestamp = std::max(last_timestamp, e.timestamp);
+    const NettraceEventMetadata& m = *e.metadata;
+    if (m.provider != kDotNetRuntimeProvider) continue;
+    switch (static_cast<RuntimeEventId>(m.event_id)) {
+      case RuntimeEventId::kGcStart:
+        if (auto gc = Ok(DecodeGcStart(e.payload, m.version))) {
+          ++summary->gc.count;
+          if (gc->reason == 1) ++summary->gc.induced;
+          if (gc->depth < 3) ++summary->gc.by_generation[gc->depth];
+          ++summary->gc.by_reason[GcReasonName(gc->reason)];
+        }
+        break;
+      case RuntimeEventId::kGcSuspendEeBegin:
+        suspended = true;
+        suspended_at = e.timestamp;
+        break;
+      case RuntimeEventId::kGcRestartEeEnd:
+        if (suspended && e.timestamp >= suspended_at) {
+          double pause = static_cast<double>(e.timestamp - suspended_at) * ms_per_tick;
+          summary->gc.pause_ms_total += pause;
+          summary->gc.pause_ms_max = std::max(summary->gc.pause_ms_max, pause);
+        }
+        suspended = false;
+        break;
+      case RuntimeEventId::kGcHeapStats:
+        if (auto stats = Ok(DecodeGcHeapStats(e.payload, m.version))) {
+          uint64_t bytes = 0;
+          for (uint64_t size : stats->generation_size) bytes += size;
+          summary->gc.heap_mb_after_last = static_cast<double>(bytes) / (1024.0 * 1024.0);
+        }
+        break;
+      case RuntimeEventId::kExceptionThrown:
+        if (auto ex = Ok(DecodeExceptionThrown(e.payload, m.version, trace.pointer_size))) {
+          ++summary->exceptions.count;
+          // Type names come from the target: bound how many are kept.
+          if (summary->exceptions.by_type.size() < 1000 ||
+              summary->exceptions.by_type.count(ex->type) > 0) {
+            ++summary->exceptions.by_type[ex->type];
+          }
+        }
+        break;
+      case RuntimeEventId::kContentionStart:
+        ++summary->contention.count;
+        break;
+      case RuntimeEventId::kContentionStop:
+        if (auto c = Ok(DecodeContentionStop(e.payload, m.version))) {
+          summary->contention.wait_ms_total += c->duration_ns / 1e6;
+        }
+        break;
+      case RuntimeEventId::kMethodJittingStarted:
+        if (auto method = Ok(DecodeMethodJittingStarted(e.payload, m.version))) {
+          if (jitting_since.size() < kMaxJittingAtOnce) {
+            jitting_since[method->method_id] = e.timestamp;
+          }
+        }
+        break;
+      case RuntimeEventId::kMethodLoad:
+        ++summary->jit.methods;
+        break;
+      case RuntimeEventId::kMethodLoadVerbose:
+        ++summary->jit.methods;
+        if (auto method = Ok(DecodeMethodLoadVerbose(e.payload, m.version))) {
+          auto it = jitting_since.find(method->method_id);
+          if (it != jitting_since.end()) {
+            if (e.timestamp >= it->second) {
+              summary->jit.ms_total += static_cast<double>(e.timestamp - it->second) * ms_per_tick;
+            }
+            jitting_since.erase(it);
+          }
+        }
+        break;
+      case RuntimeEventId::kThreadPoolWorkerThreadStart:
+      case RuntimeEventId::kThreadPoolWorkerThreadStop:
+        if (auto t = Ok(DecodeThreadPoolWorkerThread(e.payload, m.version))) {
+          if (m.event_id == static_cast<uint32_t>(RuntimeEventId::kThreadPoolWorkerThreadStart)) {
+            ++summary->threadpool.worker_threads_started;
+          } else {
+            ++summary->threadpool.worker_threads_stopped;
+          }
+          summary->threadpool.max_worker_threads =
+              std::max(summary->threadpool.max_worker_threads, t->active_worker_thread_count);
+        }
+        break;
+      case RuntimeEventId::kThreadPoolWorkerThreadAdjustmentAdjustment:
+        if (auto a = Ok(DecodeThreadPoolAdjustment(e.payload, m.version))) {
+          ++summary->threadpool.adjustments;
+          if (a->reason == 6) ++summary->threadpool.starvation_adjustments;
+          summary->threadpool.max_worker_threads =
+              std::max(summary->threadpool.max_worker_threads, a->new_worker_thread_count);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  summary->window_ms = static_cast<double>(last_timestamp - trace.sync_time_qpc) * ms_per_tick;
+  return absl::OkStatus();
+}
+
+std::string DotnetEventsHeadline(const DotnetEventsSummary& s) {
+  std::string line = absl::StrCat(WithCommas(s.gc.count), s.gc.count == 1 ? " GC, " : " GCs, ",
+                                   WithCommas(static_cast<uint64_t>(s.gc.pause_ms_total + 0.5)),
+                                   " ms paused");
+  if (s.window_ms > 0) {
+    absl::StrAppendFormat(&line, " (%.1f%%)", 100.0 * s.gc.pause_ms_total / s.window_ms);
+  }
+  absl::StrAppend(&line, ", ", WithCommas(s.exceptions.count),
+                  s.exceptions.count == 1 ? " exception" : " exceptions");
+  if (!s.exceptions.by_type.empty()) {
+    auto most = std::max_element(s.exceptions.by_type.begin(), s.exceptions.by_type.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    absl::StrAppend(&line, s.exceptions.by_type.size() == 1 ? " (all " : " (mostly ",
+                    most->first, ")");
+  }
+  return line;
+}
+
+}  // namespace profcpu::collector::dotnet

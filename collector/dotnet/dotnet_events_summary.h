@@ -1,0 +1,72 @@
+// What a saved EventPipe stream (RUN/dotnet/PID.nettrace) says about its
+// process: GC counts and pauses, exceptions by type, lock contention, JIT
+// and thread-pool activity. Computed from the file alone, so postprocess of
+// an archive elsewhere gives the same numbers (metadata.json "dotnet_events").
+#ifndef PROFCPU_COLLECTOR_DOTNET_DOTNET_EVENTS_SUMMARY_H_
+#define PROFCPU_COLLECTOR_DOTNET_DOTNET_EVENTS_SUMMARY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace profcpu::collector::dotnet {
+
+struct DotnetEventsSummary {
+  uint32_t pid = 0;  // as profcpu saw it (the file's name)
+  // From the session's start (the trace's sync time) to its last event.
+  double window_ms = 0;
+  struct Gc {
+    uint64_t count = 0;
+    uint64_t induced = 0;
+    uint64_t by_generation[3] = {};
+    std::map<std::string, uint64_t> by_reason;
+    double pause_ms_total = 0;  // GCSuspendEEBegin to GCRestartEEEnd
+    double pause_ms_max = 0;
+    double heap_mb_after_last = 0;  // every generation, LOH and POH
+  } gc;
+  struct Exceptions {
+    uint64_t count = 0;
+    std::map<std::string, uint64_t> by_type;
+  } exceptions;
+  struct Contention {
+    uint64_t count = 0;
+    double wait_ms_total = 0;
+  } contention;
+  struct Jit {
+    // Code loaded: MethodLoad (informational) or MethodLoadVerbose.
+    uint64_t methods = 0;
+    // MethodJittingStarted to its MethodLoadVerbose: both verbose (level 5),
+    // so 0 at the informational level profcpu asks for.
+    double ms_total = 0;
+  } jit;
+  struct ThreadPool {
+    uint64_t worker_threads_started = 0;
+    uint64_t worker_threads_stopped = 0;
+    uint64_t adjustments = 0;
+    uint64_t starvation_adjustments = 0;
+    uint32_t max_worker_threads = 0;
+  } threadpool;
+  uint64_t events = 0;
+  // Not OK when the file is damaged or cut short: the error names the
+  // offset; the counts above are what was read before it.
+  absl::Status read_error;
+};
+
+// Reads `path` (bounded, as NettraceReader). Fails only when the file
+// cannot be opened; a damaged stream gives its summary so far and
+// read_error.
+absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
+                                   DotnetEventsSummary* summary);
+
+// GCStart's reason as the runtime names it (GcReason in ClrEtwAll.man).
+std::string GcReasonName(uint32_t reason);
+
+// "38 GCs, 412 ms paused (4.1%), 2,110 exceptions (mostly System.X)".
+std::string DotnetEventsHeadline(const DotnetEventsSummary& summary);
+
+}  // namespace profcpu::collector::dotnet
+
+#endif  // PROFCPU_COLLECTOR_DOTNET_DOTNET_EVENTS_SUMMARY_H_
