@@ -9,6 +9,7 @@
 #include "base/status_macros.h"
 #include "render/profile_page_writer.h"
 #include "scripts/cli/archive.h"
+#include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/metadata.h"
 #include "scripts/cli/output_dir.h"
 
@@ -16,7 +17,12 @@ namespace profcpu::cli {
 
 absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResult& result,
                                       bool write_archive, base::RunLog* log) {
-  const std::string summary = fold::SummaryLine(result.summary, result.unknown_frames);
+  std::string summary = fold::SummaryLine(result.summary, result.unknown_frames);
+  // The .NET runtime's events, read again from the saved streams.
+  const DotnetEventsOutput dotnet_events = ReadDotnetEvents(dir, log);
+  if (!dotnet_events.summaries.empty()) {
+    absl::StrAppend(&summary, "; .NET: ", DotnetEventsHeadlines(dotnet_events));
+  }
   log->Info(summary);
   std::vector<std::string> files = {kFlameGraphFile, kFoldedFile,  kPerfScriptFile,
                                     kRecordingFile,  kSymbolsFile, kMetadataFile, kLogFile};
@@ -32,6 +38,7 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   }
   files.insert(files.end(), result.jit_files.begin(), result.jit_files.end());
   files.insert(files.end(), result.exports.begin(), result.exports.end());
+  files.insert(files.end(), dotnet_events.files.begin(), dotnet_events.files.end());
   if (write_archive) files.push_back(kArchiveFile);
 
   RunFacts facts;
@@ -40,6 +47,7 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   facts.unknown_frames = &result.unknown_frames;
   facts.warnings = log->warnings();
   facts.files = files;
+  facts.dotnet_events = &dotnet_events.summaries;
   PROFCPU_RETURN_IF_ERROR(
       base::WriteFile(absl::StrCat(dir, "/", kMetadataFile), FormatMetadataJson(facts)));
   if (write_archive) {

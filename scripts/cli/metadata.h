@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/dotnet/dotnet_events_summary.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
 #include "symbolize/symbolizer.h"
@@ -19,6 +20,8 @@ struct RunFacts {
   const fold::UnknownFrames* unknown_frames = nullptr;  // samples' frames that stayed [unknown]
   std::vector<std::string> warnings;
   std::vector<std::string> files;
+  // One per saved dotnet/PID.nettrace; none: no "dotnet_events" key.
+  const std::vector<collector::dotnet::DotnetEventsSummary>* dotnet_events = nullptr;
 };
 
 std::string FormatMetadataJson(const RunFacts& facts);

@@ -32,6 +32,7 @@ void RemoveEmptyDirectories(const std::vector<std::string>& dirs);
 using recording::kArchiveFile;
 using recording::kFlameGraphFile;
 using recording::kFoldedFile;
+using recording::kDotnetEventsDir;
 using recording::kJitDir;
 using recording::kLogFile;
 using recording::kMetadataFile;

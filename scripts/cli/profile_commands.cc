@@ -70,6 +70,10 @@ void AddSamplingFlags(FlagSet* flags) {
   flags->Add("perfmap", "MODE", "auto",
              "auto: turn a .NET 8+ target's perf maps on for the run and off after (record: "
              "start the command with DOTNET_PerfMapEnabled=1); off: leave them as they are");
+  flags->Add("dotnet-events", "MODE", "on",
+             "on: save each .NET target process's runtime events (GC, exceptions, contention, "
+             "JIT, thread pool) over EventPipe as dotnet/PID.nettrace and summarize them in "
+             "metadata.json; off: no EventPipe session");
   flags->Add("mmap-pages", "N", "256",
              "ring buffer size per CPU in 4 KiB pages, a power of two; raise it if samples "
              "are lost at high frequencies");
@@ -144,8 +148,15 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
   return ReadModeFlags(flags, options);
 }
 
-// -perfmap auto|off: whether profcpu turns .NET perf maps on for the run.
-absl::Status ReadPerfMapFlag(const FlagSet& flags, collector::CollectionOptions* options) {
+// -perfmap auto|off: whether profcpu turns .NET perf maps on for the run;
+// -dotnet-events on|off: whether it saves the .NET runtime's events.
+absl::Status ReadDotnetFlags(const FlagSet& flags, collector::CollectionOptions* options) {
+  std::string events = flags.String("dotnet-events");
+  if (events != "on" && events != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("-dotnet-events must be on or off, got '", events, "'"));
+  }
+  options->dotnet_events = events == "on";
   std::string mode = flags.String("perfmap");
   if (mode != "auto" && mode != "off") {
     return absl::InvalidArgumentError(
@@ -199,6 +210,7 @@ void RemoveRunDirectory(const std::string& dir) {
   for (const char* name : {kRecordingFile, kLogFile}) {
     ::unlink(absl::StrCat(dir, "/", name).c_str());
   }
+  ::rmdir(absl::StrCat(dir, "/", kDotnetEventsDir).c_str());  // empty: nothing was collected
   ::rmdir(dir.c_str());
 }
 
@@ -228,6 +240,10 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   options.recording_path = absl::StrCat(*run_dir, "/", kRecordingFile);
   options.jit_copy_dir = absl::StrCat(*run_dir, "/", kJitDir);
   options.perf_map_copy_max_bytes = PerfMapCopyCap();
+  const std::string dotnet_events_dir = absl::StrCat(*run_dir, "/", kDotnetEventsDir);
+  if (options.dotnet_events && ::mkdir(dotnet_events_dir.c_str(), 0755) == 0) {
+    options.dotnet_events_dir = dotnet_events_dir;
+  }
   options.profcpu_version = kProfcpuVersion;
   options.command_line = absl::StrJoin(argv, " ");
   options.stop_requested = &g_stop_requested;
@@ -260,6 +276,8 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
     return Fail(absl::StrCat(error.message(), " (what was recorded is kept in ", *run_dir,
                              "; profcpu postprocess -dir ", *run_dir, " builds outputs from it)"));
   }
+  // Left only if some .NET process streamed its events.
+  if (!options.dotnet_events_dir.empty()) ::rmdir(options.dotnet_events_dir.c_str());
   for (const std::string& note : collected->notes) log.Info(note);
   for (const std::string& warning : collected->warnings) log.Warn(warning);
   log.Info(absl::StrCat("collection stopped (", collected->stop_reason, "): ",
@@ -369,7 +387,7 @@ int RunCollect(const std::vector<std::string>& args) {
   }
   std::vector<std::string> argv = {"profcpu", "collect"};
   argv.insert(argv.end(), args.begin(), args.end());
-  if (absl::Status s = ReadPerfMapFlag(flags, &options); !s.ok()) {
+  if (absl::Status s = ReadDotnetFlags(flags, &options); !s.ok()) {
     return UsageError(flags, s.message());
   }
   RunOutputOptions outputs;
@@ -408,7 +426,7 @@ int RunRecord(const std::vector<std::string>& args) {
   if (absl::Status s = ReadSamplingFlags(flags, &options); !s.ok()) {
     return UsageError(flags, s.message());
   }
-  if (absl::Status s = ReadPerfMapFlag(flags, &options); !s.ok()) {
+  if (absl::Status s = ReadDotnetFlags(flags, &options); !s.ok()) {
     return UsageError(flags, s.message());
   }
   RunOutputOptions outputs;

@@ -5,7 +5,8 @@
 // over a lock; once a second it blocks the thread pool with more sleeping
 // work items than it has threads, more each second (its starvation detector
 // keeps adding threads). Prints "ready" once running, then at exit
-// how many of each it did. "read" prints, as JSON, what TraceEvent's own
+// how many of each it did, the lock contentions the runtime counted
+// (Monitor.LockContentionCount) and the seconds it ran. "read" prints, as JSON, what TraceEvent's own
 // reader finds in a .nettrace file: events per provider/id, induced GCs,
 // exceptions by type, contention stops, dynamic methods loaded and jitted,
 // thread-pool thread starts and adjustments, events lost.
@@ -128,7 +129,9 @@ public static class Program
         }
         _done = true;
         foreach (var t in contenders) t.Join();
-        Console.WriteLine($"gcs {gcs} exceptions {exceptions} jitted {jitted}");
+        Console.WriteLine($"gcs {gcs} exceptions {exceptions} jitted {jitted} " +
+                          $"contentions {Monitor.LockContentionCount} " +
+                          $"seconds {clock.Elapsed.TotalSeconds:F3}");
         return 0;
     }
 }
