@@ -55,7 +55,9 @@ bool DotnetEventsSession::Handle(pid_t pid) {
   auto target = FindDiagnosticsTarget(pid);
   if (absl::IsNotFound(target.status())) return false;  // not (yet) a .NET runtime
   if (!target.ok()) {
-    log_->Warn(absl::StrCat("no .NET runtime events for process ", pid, ": ",
+    // Out of reach (another user's process, under -a): whether it runs .NET
+    // cannot be told, and the perf-map session already warns about it.
+    log_->Info(absl::StrCat("no .NET runtime events for process ", pid, ": ",
                             target.status().message()));
     return true;
   }
