@@ -10,7 +10,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
+import time
 import unittest
 
 import dotnet_testing as dn
@@ -19,6 +21,39 @@ import profcpu_testing as t
 RATE = 20
 SECONDS = 4
 TOLERANCE = 0.15
+# A process that looks like a .NET runtime to profcpu (a diagnostics socket
+# in its /tmp) but answers every command with the HRESULT it is given, and
+# burns CPU meanwhile: a runtime that refuses EventPipe (0x80004005) or is
+# too old to know CollectTracing2 and 3 (0x80131385, unknown command).
+FAKE_RUNTIME = r"""
+import os, socket, struct, sys, threading
+hresult = int(sys.argv[1], 16)
+path = f"/tmp/dotnet-diagnostic-{os.getpid()}-1-socket"
+server = socket.socket(socket.AF_UNIX)
+server.bind(path)
+server.listen(8)
+def answer():
+    while True:
+        conn, _ = server.accept()
+        header = conn.recv(20)
+        size = struct.unpack_from("<H", header, 14)[0] if len(header) == 20 else 20
+        left = size - len(header)
+        while left > 0:
+            chunk = conn.recv(left)
+            if not chunk:
+                break
+            left -= len(chunk)
+        conn.sendall(b"DOTNET_IPC_V1\0" + struct.pack("<HBBH", 24, 0xFF, 0xFF, 0)
+                     + struct.pack("<I", hresult))
+        conn.close()
+threading.Thread(target=answer, daemon=True).start()
+print("ready", flush=True)
+try:
+    while True:
+        sum(i * i for i in range(10000))
+finally:
+    os.unlink(path)
+"""
 APP_TOTALS = re.compile(r"gcs (\d+) exceptions (\d+) jitted (\d+) contentions (\d+) "
                         r"seconds ([0-9.]+)")
 
@@ -143,6 +178,39 @@ class DotnetEventsTest(unittest.TestCase):
         self.assertNotIn("dotnet_events", metadata)
         self.assertFalse(os.path.exists(os.path.join(run_dir, "dotnet")))
         self.assertFalse([w for w in metadata["warnings"] if ".NET" in w], metadata["warnings"])
+
+    def collect_from_a_fake_runtime(self, hresult):
+        fake = subprocess.Popen([sys.executable, "-c", FAKE_RUNTIME, hresult],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        def stop():
+            t.stop(fake)
+            fake.stdout.close()
+            fake.stderr.close()
+            try:
+                os.unlink(f"/tmp/dotnet-diagnostic-{fake.pid}-1-socket")
+            except FileNotFoundError:
+                pass
+        self.addCleanup(stop)
+        self.assertEqual(fake.stdout.readline().strip(), "ready")
+        run_dir = t.collect(fake.pid, self.tmp.path, duration=2, freq=99,
+                            extra=["-perfmap", "off"])
+        metadata = t.read_metadata(run_dir)
+        self.assertNotIn("dotnet_events", metadata)
+        self.assertFalse(os.path.exists(os.path.join(run_dir, "dotnet")))
+        # The CPU profile is intact.
+        self.assertGreater(metadata["samples"]["total"], 50, metadata["samples"])
+        lines = [w for w in metadata["warnings"] if "no .NET runtime events" in w]
+        self.assertEqual(len(lines), 1, metadata["warnings"])
+        self.assertIn("the CPU profile is not affected", lines[0])
+        return lines[0]
+
+    def test_a_refusing_runtime_gets_one_log_line_and_the_profile_goes_on(self):
+        line = self.collect_from_a_fake_runtime("80004005")
+        self.assertIn("0x80004005", line)
+
+    def test_a_runtime_too_old_for_eventpipe_says_so(self):
+        line = self.collect_from_a_fake_runtime("80131385")
+        self.assertIn(".NET 5 or later", line)
 
 
 if __name__ == "__main__":
