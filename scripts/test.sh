@@ -20,7 +20,8 @@ ctest --test-dir "$root/build" --output-on-failure -j 2
 # Under ASan + UBSan: every unit test, every fuzz corpus, and the integration
 # tests that feed profcpu real and hostile input (perf data, ELF and DWARF,
 # perf maps and jitdumps, perf script text, archives, injected faults) and
-# drive the collector end to end. The rest (.NET, containers, off-CPU, target
+# drive the collector end to end (the NetTrace reader on a real runtime's
+# stream: test_eventpipe). The rest (.NET, containers, off-CPU, target
 # selection, the PerfView reader: test_exports writes the same export) run the
 # same parsers on the same kinds of input; they ran above. The leaf-caller
 # tests need glibc's own wrappers at the leaf, which ASan's interceptors
@@ -35,7 +36,7 @@ BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j 2 \
-  -E 'integration\.test_(dotnet|dotnet_osr|sidecar|docker_engine|offcpu|targets|perfview|leaf_callers)$'
+  -E 'integration\.test_(dotnet|dotnet_osr|dotnet_events|sidecar|docker_engine|offcpu|targets|perfview|leaf_callers)$'
 
 # The collector and the unit tests that start threads under ThreadSanitizer,
 # with real record/collect runs (only the targets it needs are built).
