@@ -58,36 +58,30 @@ fi
 
 if [ "$scope" = build ]; then exit 0; fi
 
-# The Kubernetes API schema, offline, for the manifests in containers/k8s/
-# (tests/integration/test_manifests.py): no Debian package ships it; the npm
-# package kubernetes-models does, as validators generated from the OpenAPI.
-k8s_models=/opt/profcpu-k8s
-if [ ! -f "$k8s_models/node_modules/kubernetes-models/package.json" ]; then
+# Installs npm PACKAGE@VERSION into DIR/node_modules unless it is there
+# (npm itself from Debian if missing).
+npm_install_into() {
+  local dir=$1 package=$2
+  [ -f "$dir/node_modules/${package%@*}/package.json" ] && return 0
   command -v npm >/dev/null 2>&1 || {
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
   }
-  echo "setup: installing kubernetes-models into $k8s_models" >&2
-  mkdir -p "$k8s_models"
-  npm install --prefix "$k8s_models" --no-audit --no-fund --loglevel=error \
-    kubernetes-models@5.1.0 >/dev/null
-fi
+  echo "setup: installing ${package%@*} into $dir" >&2
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$package" >/dev/null
+}
+
+# The Kubernetes API schema, offline, for the manifests in containers/k8s/
+# (tests/integration/test_manifests.py): no Debian package ships it; the npm
+# package kubernetes-models does, as validators generated from the OpenAPI.
+npm_install_into /opt/profcpu-k8s kubernetes-models@5.1.0
 
 # puppeteer-core drives Debian's chromium for profile.html's browser tests
 # (tests/browser/page_driver.js, tests/integration/test_profile_page.py,
 # bench/page.sh). The -core package downloads no browser of its own. 24.x
 # still runs on Debian's Node.js 18 (25.x needs 22).
-browser_modules=/opt/profcpu-browser
-if [ ! -f "$browser_modules/node_modules/puppeteer-core/package.json" ]; then
-  command -v npm >/dev/null 2>&1 || {
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
-  }
-  echo "setup: installing puppeteer-core into $browser_modules" >&2
-  mkdir -p "$browser_modules"
-  npm install --prefix "$browser_modules" --no-audit --no-fund --loglevel=error \
-    puppeteer-core@24.43.1 >/dev/null
-fi
+npm_install_into /opt/profcpu-browser puppeteer-core@24.43.1
 
 # BPF and tracepoint work (later modes) needs tracefs; harmless when present.
 if [ -d /sys/kernel/tracing ] && [ -z "$(ls -A /sys/kernel/tracing 2>/dev/null)" ]; then

@@ -75,8 +75,11 @@ Heatmap.prototype.render = function () {
   this.renderEvents(width);
 };
 
+// Sizes a canvas for the screen's pixel ratio, kept under the browsers'
+// 32,767-pixel limit on either side; returns its cleared context in CSS pixels.
+// (The flame graphs use it too: the page's files share one scope.)
 function sizeCanvas(canvas, width, height) {
-  var ratio = Math.min(window.devicePixelRatio || 1, 32000 / width);
+  var ratio = Math.min(window.devicePixelRatio || 1, 32000 / Math.max(width, height));
   canvas.style.width = width + "px";
   canvas.style.height = height + "px";
   canvas.width = Math.round(width * ratio);

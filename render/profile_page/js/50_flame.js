@@ -150,14 +150,7 @@ FlameGraph.prototype.render = function () {
   var width = Math.max(canvas.parentNode.clientWidth, 100);
   var layout = this.tree ? this.computeLayout(width) : { node: [], maxDepth: 0 };
   var height = Math.max(layout.maxDepth + 1, 2) * FRAME_PX;
-  var ratio = Math.min(window.devicePixelRatio || 1, 32000 / height);
-  canvas.style.width = width + "px";
-  canvas.style.height = height + "px";
-  canvas.width = Math.round(width * ratio);
-  canvas.height = Math.round(height * ratio);
-  var ctx = canvas.getContext("2d");
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  ctx.clearRect(0, 0, width, height);
+  var ctx = sizeCanvas(canvas, width, height);
   ctx.font = FONT;
   ctx.textBaseline = "middle";
   if (!this.charWidth) this.charWidth = ctx.measureText("abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJ0123456789").width / 47;
