@@ -44,14 +44,22 @@ std::string StartTime(const std::vector<std::string>& stat) {
 std::string ChooseSocketName(const std::vector<std::string>& names, uint32_t namespace_pid,
                              const std::string& start_time) {
   std::string prefix = absl::StrCat("dotnet-diagnostic-", namespace_pid, "-");
+  uint64_t started = 0;
+  const bool start_known = !start_time.empty() && absl::SimpleAtoi(start_time, &started);
   std::string best;
   uint64_t best_key = 0;
   for (const std::string& name : names) {
     absl::string_view rest = name;
     if (!absl::ConsumePrefix(&rest, prefix) || !absl::ConsumeSuffix(&rest, "-socket")) continue;
-    if (!start_time.empty() && rest == start_time) return name;
+    if (start_known && rest == start_time) return name;
     uint64_t key;
-    if (absl::SimpleAtoi(rest, &key) && (best.empty() || key > best_key)) {
+    if (!absl::SimpleAtoi(rest, &key)) continue;
+    // A runtime killed before it could unlink its socket leaves it behind, and
+    // a later process can get the same pid: such a socket's key is the older
+    // process's start time, before ours. Connecting to it would fail, or
+    // reach nothing, while our runtime is still starting.
+    if (start_known && key < started) continue;
+    if (best.empty() || key > best_key) {
       best = name;
       best_key = key;
     }

@@ -39,8 +39,9 @@ absl::StatusOr<DiagnosticsTarget> FindDiagnosticsTarget(pid_t pid,
                                                         const std::string& proc = "/proc");
 
 // Picks the socket for `namespace_pid` among directory entry names: the one
-// whose key is `start_time` if present, else the newest (largest key).
-// Empty if none matches.
+// whose key is `start_time` if present, else the newest (largest key) not
+// older than `start_time` (an older key is a dead process's leftover whose pid
+// was reused). Empty if none matches.
 std::string ChooseSocketName(const std::vector<std::string>& names, uint32_t namespace_pid,
                              const std::string& start_time);
 

@@ -72,8 +72,12 @@ bool DotnetEventsSession::Handle(pid_t pid) {
   }
   auto session = EventPipeSession::Start(*target, DotnetEventsConfig(max_bytes_));
   if (!session.ok()) {
-    // The CPU profile goes on; only the runtime's events are missing.
     ::unlink(running->path.c_str());
+    // Refused connection: the runtime has bound its socket but is not
+    // listening yet (it is starting); asked again on the next poll until the
+    // not-.NET deadline.
+    if (absl::IsUnavailable(session.status())) return false;
+    // The CPU profile goes on; only the runtime's events are missing.
     log_->Warn(absl::StrCat("no .NET runtime events for process ", pid,
                             " (the CPU profile is not affected): ", session.status().message()));
     return true;

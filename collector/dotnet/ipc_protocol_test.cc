@@ -103,7 +103,9 @@ TEST(DiagnosticsClientTest, ChoosesTheSocketOfThisStartOrTheNewest) {
                                     "dotnet-diagnostic-12-999-socket", "perf-1.map",
                                     "dotnet-diagnostic-1-abc-socket"};
   EXPECT_EQ(ChooseSocketName(names, 1, "100"), "dotnet-diagnostic-1-100-socket");
-  EXPECT_EQ(ChooseSocketName(names, 1, "555"), "dotnet-diagnostic-1-300-socket");
+  EXPECT_EQ(ChooseSocketName(names, 1, "200"), "dotnet-diagnostic-1-300-socket");
+  // Sockets older than the process are leftovers of a dead one with its pid.
+  EXPECT_EQ(ChooseSocketName(names, 1, "555"), "");
   EXPECT_EQ(ChooseSocketName(names, 12, ""), "dotnet-diagnostic-12-999-socket");
   EXPECT_EQ(ChooseSocketName(names, 2, ""), "");
 }

@@ -2,6 +2,7 @@
 the other projects under tests/dotnet/ at test time, start the app in the
 ways users run services, and read what a profile says about it."""
 
+import atexit
 import collections
 import os
 import re
@@ -30,6 +31,7 @@ def build_project(name):
         raise AssertionError("the .NET SDK (dotnet) is required for these tests")
     # Not under /tmp: one test hides /tmp behind a private tmpfs.
     work = tempfile.mkdtemp(prefix="profcpu-dotnet-", dir="/var/tmp")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     shutil.copytree(os.path.join(DOTNET_SOURCES, name), os.path.join(work, "src"))
     out = os.path.join(work, "out")
     result = subprocess.run([DOTNET, "build", os.path.join(work, "src"), "-c", "Release",

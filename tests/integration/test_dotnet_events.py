@@ -28,7 +28,10 @@ TOLERANCE = 0.15
 FAKE_RUNTIME = r"""
 import os, socket, struct, sys, threading
 hresult = int(sys.argv[1], 16)
-path = f"/tmp/dotnet-diagnostic-{os.getpid()}-1-socket"
+# As the runtime: the key is the process's start time (/proc/PID/stat field 22).
+with open("/proc/self/stat") as f:
+    start_time = f.read().rsplit(")", 1)[1].split()[19]
+path = f"/tmp/dotnet-diagnostic-{os.getpid()}-{start_time}-socket"
 server = socket.socket(socket.AF_UNIX)
 server.bind(path)
 server.listen(8)
@@ -77,7 +80,9 @@ class DotnetEventsTest(unittest.TestCase):
 
     def only_events(self, run_dir):
         events = t.read_metadata(run_dir).get("dotnet_events")
-        self.assertIsNotNone(events, "metadata.json has no dotnet_events")
+        if events is None:
+            with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
+                self.fail(f"metadata.json has no dotnet_events; profcpu.log:\n{f.read()}")
         self.assertEqual(len(events), 1, events)
         return events[0]
 
@@ -186,10 +191,9 @@ class DotnetEventsTest(unittest.TestCase):
             t.stop(fake)
             fake.stdout.close()
             fake.stderr.close()
-            try:
-                os.unlink(f"/tmp/dotnet-diagnostic-{fake.pid}-1-socket")
-            except FileNotFoundError:
-                pass
+            for name in os.listdir("/tmp"):
+                if name.startswith(f"dotnet-diagnostic-{fake.pid}-"):
+                    os.unlink(os.path.join("/tmp", name))
         self.addCleanup(stop)
         self.assertEqual(fake.stdout.readline().strip(), "ready")
         run_dir = t.collect(fake.pid, self.tmp.path, duration=2, freq=99,
