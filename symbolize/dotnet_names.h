@@ -15,6 +15,16 @@
 
 namespace profcpu::symbolize {
 
+// A .NET method's name from its "[Module] " on: without the return type
+// (and "instance") the runtime's perf map and jitdump put first
+// ("instance class [System.Runtime]System.Threading.Tasks.Task [App]
+// App.Api::Get(int32)[OptimizedTier1]" -> "[App] App.Api::Get(int32)
+// [OptimizedTier1]"). The return type says little in a flame graph, and the
+// runtime's method events, which name code when there is no perf map, write
+// its types without their assemblies: only without it do the two sources
+// name a method alike. Any other name (native, Node.js) is returned as it is.
+absl::string_view WithoutReturnType(absl::string_view name);
+
 // Strips the tier suffix from every frame of every JIT location (kProcess)
 // in `table`; returns how many frames changed.
 size_t StripTierSuffixes(SymbolTable* table);

@@ -22,6 +22,26 @@ TEST(DotnetNamesTest, StripsOnlyRuntimeTierNames) {
             "stub<1> AllocateTemporaryEntryPoints<PreStubWorker>");
 }
 
+TEST(DotnetNamesTest, WithoutReturnTypeStartsAtTheModule) {
+  EXPECT_EQ(WithoutReturnType("int64 [PrimeApp] PrimeWorker::FindPrimeNumber(int32)[QuickJitted]"),
+            "[PrimeApp] PrimeWorker::FindPrimeNumber(int32)[QuickJitted]");
+  EXPECT_EQ(WithoutReturnType("instance class [System.Runtime]System.Threading.Tasks.Task`1<string> "
+                              "[System.Net.Http] System.Net.Http.HttpClient::Get(class "
+                              "[System.Runtime]System.Uri)[PreJIT]"),
+            "[System.Net.Http] System.Net.Http.HttpClient::Get(class "
+            "[System.Runtime]System.Uri)[PreJIT]");
+  EXPECT_EQ(WithoutReturnType("int32[] [App] App.Calc`1[int32]::Sum(int32[])[OptimizedTier1]"),
+            "[App] App.Calc`1[int32]::Sum(int32[])[OptimizedTier1]");
+  EXPECT_EQ(WithoutReturnType("System.Threading.Tasks.Task /* MT: 0x7f2b */ [Anonymously Hosted "
+                              "DynamicMethods Assembly] dynamicClass::lambda_method1(object)"),
+            "[Anonymously Hosted DynamicMethods Assembly] dynamicClass::lambda_method1(object)");
+  // Already without, or not .NET at all: unchanged.
+  EXPECT_EQ(WithoutReturnType("[App] App::Run()[QuickJitted]"), "[App] App::Run()[QuickJitted]");
+  EXPECT_EQ(WithoutReturnType("LazyCompile:*fib /app/fib.js:3"), "LazyCompile:*fib /app/fib.js:3");
+  EXPECT_EQ(WithoutReturnType("Builtin: [x] y"), "Builtin: [x] y");
+  EXPECT_EQ(WithoutReturnType("void [App] NoColons(int32)"), "void [App] NoColons(int32)");
+}
+
 TEST(DotnetNamesTest, TierOfNamesTheAnnotation) {
   EXPECT_EQ(TierOf("M()[MinOptJitted]"), "MinOptJitted");
   EXPECT_EQ(TierOf("M()"), "");

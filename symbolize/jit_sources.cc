@@ -8,6 +8,7 @@
 #include "base/file_io.h"
 #include "base/jit_mapping.h"
 #include "symbolize/address_space.h"
+#include "symbolize/dotnet_names.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -57,6 +58,7 @@ struct JitSources::Process {
   std::unique_ptr<PerfInfoMap> perf_info;
   std::string perf_map_path;  // where it was looked for, for hints
   std::vector<std::string> loaded;
+  bool from_events = false;   // `jitdump` holds the runtime's method events
 };
 
 JitSources::JitSources(JitFileSource* source, const ProcessFiles* processes)
@@ -157,6 +159,14 @@ JitSources::Process& JitSources::Load(uint32_t pid) {
       }
     }
   }
+  if (p.perf_map == nullptr && p.jitdump == nullptr && events_ != nullptr) {
+    std::string described;
+    p.jitdump = events_->CodeOf(pid, &described);
+    if (p.jitdump != nullptr) {
+      p.from_events = true;
+      p.loaded.push_back(std::move(described));
+    }
+  }
   return p;
 }
 
@@ -176,7 +186,7 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
     if (found || location.epoch == 0 || p.jitdump == nullptr) return;
     std::optional<JitdumpMatch> match = p.jitdump->Lookup(location.epoch, address);
     if (match.has_value()) {
-      frame.function = std::string(match->name);
+      frame.function = std::string(WithoutReturnType(match->name));
       frame.offset = match->offset;
       frame.source_file = std::string(match->source_file);
       frame.line = match->line;
@@ -187,7 +197,7 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
     if (found || p.perf_map == nullptr) return;
     std::optional<PerfMapMatch> match = p.perf_map->Lookup(address);
     if (match.has_value()) {
-      frame.function = std::string(match->name);
+      frame.function = std::string(WithoutReturnType(match->name));
       frame.offset = match->offset;
       found = true;
     }
@@ -216,6 +226,10 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
                       listed ? " (listed in its perfinfo map)" : "",
                       " that only a jitdump names ([PreJIT] methods); set "
                       "DOTNET_PerfMapEnabled=1 (or 2) in its environment"));
+  } else if (p.from_events && base::LooksLikeJitMapping(mapping_name)) {
+    Warn(absl::StrCat("pid ", pid, " ran JIT code its runtime's method events do not name "
+                      "(stubs and helpers have no load events; code compiled and freed "
+                      "outside the session is not listed)"));
   } else if (p.jitdump != nullptr && p.perf_map == nullptr &&
              base::LooksLikeJitMapping(mapping_name)) {
     Warn(absl::StrCat("pid ", pid, " ran JIT code its jitdump does not describe; the runtime "

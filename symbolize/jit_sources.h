@@ -62,12 +62,28 @@ class TargetJitFiles : public JitFileSource {
   const ProcessFiles* files_;
 };
 
+// JIT code a process's runtime described otherwise than in files: for .NET,
+// its method load events (dotnet/PID.nettrace), which name managed frames
+// with no perf map written in the target (-perfmap off, a read-only /tmp).
+class JitCodeEvents {
+ public:
+  virtual ~JitCodeEvents() = default;
+  // The code `pid` loaded over the run, or nullptr when none is known; sets
+  // `described` to what was read, for the log ("dotnet/42.nettrace (1673
+  // methods)").
+  virtual std::unique_ptr<Jitdump> CodeOf(uint32_t pid, std::string* described) = 0;
+};
+
 class JitSources : public JitCodeHistory {
  public:
   // Either may be null: no files (every JIT frame stays unknown), no
   // namespace pids (a process is taken to see itself by its recorded pid).
   JitSources(JitFileSource* source, const ProcessFiles* processes);
   ~JitSources() override;
+
+  // Consulted for a process with neither a perf map nor a jitdump; may be
+  // null. Set before the first question.
+  void set_code_events(JitCodeEvents* events) { events_ = events; }
 
   void OnMmap(const recording::Mmap& mmap) override;
   uint32_t Generation(uint32_t pid, uint64_t address, uint64_t time_ns) override;
@@ -96,6 +112,7 @@ class JitSources : public JitCodeHistory {
 
   JitFileSource* source_;
   const ProcessFiles* processes_;
+  JitCodeEvents* events_ = nullptr;
   absl::flat_hash_map<uint32_t, std::string> jitdump_paths_;  // pid -> path from its mmap
   absl::flat_hash_map<uint32_t, std::unique_ptr<Process>> loaded_;
   absl::flat_hash_set<std::string> warned_;

@@ -63,8 +63,8 @@ TEST(JitSourcesTest, NamesTheCodeThatWasThereAtTheSampleTime) {
                                .bytes());
   DirJitFiles files(dir);
   JitSources jit(&files, nullptr);
-  EXPECT_EQ(Names(jit, 42, 0x1010, 200), "int32 [App] App::First()[QuickJitted]+16");
-  EXPECT_EQ(Names(jit, 42, 0x1010, 400), "int32 [App] App::Second()[OptimizedTier1]+16");
+  EXPECT_EQ(Names(jit, 42, 0x1010, 200), "[App] App::First()[QuickJitted]+16");
+  EXPECT_EQ(Names(jit, 42, 0x1010, 400), "[App] App::Second()[OptimizedTier1]+16");
   EXPECT_NE(jit.Generation(42, 0x1010, 200), jit.Generation(42, 0x1010, 400));
   EXPECT_EQ(jit.Resolve({CodeKind::kProcess, 42, 0x1010, 1}, "//anon")->module, "/tmp/perf-42.map");
 }
@@ -154,11 +154,11 @@ TEST(JitSourcesTest, DotNetPerfMapNamesAndStubs) {
   DirJitFiles files(dir);
   JitSources jit(&files, nullptr);
   EXPECT_EQ(Names(jit, 42, 0x7f1000001004, 1),
-            "instance int32 [App] App.Calc`1[int32]::Sum(int32,int32)[OptimizedTier1]+4");
+            "[App] App.Calc`1[int32]::Sum(int32,int32)[OptimizedTier1]+4");
   EXPECT_EQ(Names(jit, 42, 0x7f1000002001, 1, "/memfd:doublemapper (deleted)"),
             "stub<1> AllocateTemporaryEntryPoints<PreStubWorker>+1");
   EXPECT_EQ(Names(jit, 42, 0x7f1000003010, 1),
-            "void [System.Private.CoreLib] System.Buffer::Memmove()[PreJIT]+16");
+            "[System.Private.CoreLib] System.Buffer::Memmove()[PreJIT]+16");
 }
 
 TEST(JitSourcesTest, DebugInfoAndPreJitNamesComeThrough) {
@@ -171,7 +171,7 @@ TEST(JitSourcesTest, DebugInfoAndPreJitNamesComeThrough) {
   DirJitFiles files(dir);
   JitSources jit(&files, nullptr);
   EXPECT_EQ(Names(jit, 42, 0x1008, 20, "/usr/share/dotnet/System.Private.CoreLib.dll"),
-            "void [System.Private.CoreLib] System.Buffer::Memmove()[PreJIT]+8 /src/Program.cs:21");
+            "[System.Private.CoreLib] System.Buffer::Memmove()[PreJIT]+8 /src/Program.cs:21");
 }
 
 TEST(JitSourcesTest, HintsName) {

@@ -410,6 +410,35 @@ absl::StatusOr<Jitdump> Jitdump::Parse(absl::string_view bytes, const JitdumpLim
   return out;
 }
 
+Jitdump Jitdump::FromCode(std::vector<TimedJitCode> code, const JitdumpLimits& limits) {
+  std::stable_sort(code.begin(), code.end(), [](const TimedJitCode& a, const TimedJitCode& b) {
+    return a.load_ns < b.load_ns;
+  });
+  Jitdump out;
+  for (TimedJitCode& c : code) {
+    if (c.size == 0 || c.size > UINT64_MAX - c.start) continue;
+    const absl::string_view name = absl::string_view(c.name).substr(0, limits.max_name_length);
+    if (out.regions_.size() >= limits.max_regions ||
+        out.names_.size() + name.size() > limits.max_name_bytes) {
+      out.stats_.limit_hit = true;
+      out.stats_.stopped_because = "the region or name limit was reached";
+      break;
+    }
+    Region r;
+    r.start = c.start;
+    r.end = c.start + c.size;
+    r.load_time = c.load_ns;
+    r.end_time = c.unload_ns;
+    r.name_offset = static_cast<uint32_t>(out.names_.size());
+    r.name_length = static_cast<uint32_t>(name.size());
+    out.names_.append(name.data(), name.size());
+    out.regions_.push_back(r);
+    ++out.stats_.code_loads;
+  }
+  out.Index();
+  return out;
+}
+
 // Flattens the regions into address segments, each listing the regions that
 // cover it in load (file) order, the latest kMaxCoverPerSegment at most.
 void Jitdump::Index() {

@@ -61,6 +61,17 @@ struct JitdumpStats {
   bool limit_hit = false;
 };
 
+// A piece of JIT code known from elsewhere than a jitdump file (a .NET
+// runtime's method load events, collector/dotnet/managed_code_events.h): live
+// from `load_ns` (0: before anything was recorded) until `unload_ns`.
+struct TimedJitCode {
+  uint64_t start = 0;
+  uint64_t size = 0;
+  uint64_t load_ns = 0;
+  uint64_t unload_ns = UINT64_MAX;
+  std::string name;
+};
+
 struct JitdumpMatch {
   absl::string_view name;  // valid as long as the Jitdump
   uint64_t offset = 0;     // from the region's start
@@ -77,6 +88,10 @@ class Jitdump {
                                       const JitdumpLimits& limits = {});
   // Parses bytes in memory (tests).
   static absl::StatusOr<Jitdump> Parse(absl::string_view bytes, const JitdumpLimits& limits = {});
+  // The same timeline from code known otherwise, in any order (sorted here by
+  // load time: where live code overlaps, the latest loaded wins, as in a
+  // file). Empty or wrapping ranges are dropped; the limits apply.
+  static Jitdump FromCode(std::vector<TimedJitCode> code, const JitdumpLimits& limits = {});
 
   // Set in a generation that names code logged only after the sample's time.
   static constexpr uint32_t kLoggedLater = 1u << 31;

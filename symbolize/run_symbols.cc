@@ -65,7 +65,9 @@ RunSymbols::RunSymbols(RunSymbolsOptions options, base::RunLog* log)
       log_(log),
       jit_files_(options_.run_dir, options_.files, log),
       jit_(&jit_files_, options_.files),
-      unwinder_(options_.run_dir, options_.files, options_.symbol_dirs, log) {}
+      unwinder_(options_.run_dir, options_.files, options_.symbol_dirs, log) {
+  jit_.set_code_events(options_.code_events);
+}
 
 RunSymbols::~RunSymbols() = default;
 

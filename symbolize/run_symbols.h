@@ -40,6 +40,9 @@ struct RunSymbolsOptions {
   // -strip-tiers: drop the .NET tier annotation ("[OptimizedTier1]") from JIT
   // frame names in the table returned (the snapshot keeps them).
   bool strip_tiers = false;
+  // JIT code known from the runtimes' events, for processes without JIT
+  // files (jit_sources.h); may be null.
+  JitCodeEvents* code_events = nullptr;
 };
 
 // What the replay found that needs names.

@@ -31,6 +31,10 @@ EventPipeConfig DotnetEventsConfig(uint64_t max_bytes) {
   config.providers.push_back(
       {std::string(kDotNetRuntimeProvider), kDotnetEventsKeywords, kDotnetEventsLevel, ""});
   config.max_bytes = max_bytes;
+  // At the session's end the runtime lists every method whose code is still
+  // loaded (MethodDCEndVerbose) and every module (ModuleDCEnd): the names of
+  // code compiled before the session began.
+  config.request_rundown = true;
   return config;
 }
 

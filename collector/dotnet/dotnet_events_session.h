@@ -28,9 +28,12 @@ namespace profcpu::collector::dotnet {
 // The runtime provider's keywords profcpu asks for: GC 0x1, Loader 0x8,
 // JIT 0x10, Contention 0x4000, Exception 0x8000, Threading 0x10000.
 inline constexpr uint64_t kDotnetEventsKeywords = 0x1 | 0x8 | 0x10 | 0x4000 | 0x8000 | 0x10000;
-// Informational, as dotnet-trace's gc-collect and cpu-sampling profiles and
-// perfcollect's defaults use for these keywords.
-inline constexpr uint32_t kDotnetEventsLevel = 4;
+// Verbose: the JIT keyword's MethodLoadVerbose and MethodJittingStarted (each
+// JIT'd method's name, code range and compile time, what names managed frames
+// without perf maps) come only at this level, as perfcollect enables them.
+// What it adds beside them is GCAllocationTick, one event per ~100 KB
+// allocated (docs/dotnet-events-cost.md measures the cost).
+inline constexpr uint32_t kDotnetEventsLevel = 5;
 
 EventPipeConfig DotnetEventsConfig(uint64_t max_bytes);
 

@@ -276,6 +276,16 @@ absl::Status NettraceReader::ReadTrace() {
   return ExpectTag(kEndObject, "the end of the Trace object");
 }
 
+uint64_t NettraceReader::ToMonotonicNs(int64_t qpc) const {
+  if (qpc <= 0) return 0;
+  const int64_t frequency = trace_.qpc_frequency;
+  if (frequency == 1'000'000'000 || frequency <= 0) return static_cast<uint64_t>(qpc);
+  // A hostile frequency could make the product overflow 64 bits.
+  const unsigned __int128 ns = static_cast<unsigned __int128>(qpc) * 1'000'000'000u /
+                               static_cast<uint64_t>(frequency);
+  return ns > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(ns);
+}
+
 absl::Time NettraceReader::ToTime(int64_t qpc) const {
   if (trace_.qpc_frequency <= 0) return trace_.sync_time;
   __int128 ns = (static_cast<__int128>(qpc) - trace_.sync_time_qpc) * 1000000000 /
@@ -764,6 +774,21 @@ absl::StatusOr<MethodEvent> DecodeMethodJittingStarted(absl::string_view payload
   e.name = r.String();
   e.signature = r.String();
   if (version >= 1) r.Get<uint16_t>();
+  if (!r.status().ok()) return r.status();
+  return e;
+}
+
+absl::StatusOr<ModuleEvent> DecodeModuleLoad(absl::string_view payload, uint32_t version) {
+  PayloadReader r(payload, "ModuleLoad");
+  ModuleEvent e;
+  e.module_id = r.Get<uint64_t>();
+  e.assembly_id = r.Get<uint64_t>();
+  e.flags = r.Get<uint32_t>();
+  r.Get<uint32_t>();  // Reserved1
+  e.il_path = r.String();
+  e.native_path = r.String();
+  // V1 adds ClrInstanceID, V2 the PDB signatures: not needed.
+  (void)version;
   if (!r.status().ok()) return r.status();
   return e;
 }

@@ -121,6 +121,10 @@ class NettraceReader {
 
   // A QPC timestamp of this trace as wall time.
   absl::Time ToTime(int64_t qpc) const;
+  // A QPC timestamp as CLOCK_MONOTONIC nanoseconds, the clock profcpu's
+  // samples carry: on Linux the runtime's QPC is that clock in ns (frequency
+  // 1e9); another frequency is scaled. 0 for a timestamp at or before 0.
+  uint64_t ToMonotonicNs(int64_t qpc) const;
 
   const NettraceCounts& counts() const { return counts_; }
   uint64_t offset() const { return offset_; }
@@ -183,7 +187,17 @@ enum class RuntimeEventId : uint32_t {
   kContentionStop = 91,
   kMethodLoad = 141,  // informational: no names (not decoded)
   kMethodLoadVerbose = 143,
+  kMethodUnloadVerbose = 144,  // same layout as MethodLoadVerbose
   kMethodJittingStarted = 145,
+  kModuleLoad = 152,
+};
+
+// The rundown provider: what the runtime lists at a session's end when asked
+// (EventPipeConfig::request_rundown), for code loaded before the session.
+inline constexpr absl::string_view kDotNetRundownProvider = "Microsoft-Windows-DotNETRuntimeRundown";
+enum class RundownEventId : uint32_t {
+  kMethodDcEndVerbose = 144,  // MethodLoadVerbose's layout
+  kModuleDcEnd = 154,         // ModuleLoad's layout
 };
 
 struct GcStartEvent {
@@ -275,9 +289,21 @@ struct MethodEvent {
   std::string signature;
   uint64_t rejit_id = 0;       // MethodLoadVerbose V2
 };
+// MethodLoadVerbose, MethodUnloadVerbose and the rundown's MethodDCEndVerbose.
 absl::StatusOr<MethodEvent> DecodeMethodLoadVerbose(absl::string_view payload, uint32_t version);
 absl::StatusOr<MethodEvent> DecodeMethodJittingStarted(absl::string_view payload,
                                                        uint32_t version);
+
+// ModuleLoad (V1+) and the rundown's ModuleDCEnd: the module a method's
+// module_id names, with the path its IL was loaded from.
+struct ModuleEvent {
+  uint64_t module_id = 0;
+  uint64_t assembly_id = 0;
+  uint32_t flags = 0;
+  std::string il_path;      // UTF-8; empty for a module loaded from memory
+  std::string native_path;
+};
+absl::StatusOr<ModuleEvent> DecodeModuleLoad(absl::string_view payload, uint32_t version);
 
 }  // namespace profcpu::collector::dotnet
 

@@ -10,120 +10,18 @@
 #include "absl/strings/str_cat.h"
 #include "base/byte_io.h"
 #include "base/file_io.h"
+#include "collector/dotnet/nettrace_test_writer.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::collector::dotnet {
 namespace {
 
-void Utf16z(base::ByteWriter& w, absl::string_view ascii) {
-  for (char c : ascii) w.U16(static_cast<unsigned char>(c));
-  w.U16(0);
-}
-
-void Varint(std::string* out, uint64_t v) {
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    out->push_back(static_cast<char>(byte | (v ? 0x80 : 0)));
-  } while (v);
-}
-
-// Writes NetTrace streams as the runtime does (format version 4/5).
-class Writer {
- public:
-  explicit Writer(int32_t pointer_size = 8) {
-    out_ = "Nettrace";
-    base::ByteWriter w(&out_);
-    w.String("!FastSerialization.1");
-    out_.push_back(5);
-    Type("Trace", 4, 4);
-    // SYSTEMTIME 2026-11-25 (Wednesday) 03:30:15.250
-    for (uint16_t v : {2026, 11, 3, 25, 3, 30, 15, 250}) w.U16(v);
-    w.I64(1000);          // sync QPC
-    w.I64(1000000000);    // frequency: ns
-    w.U32(static_cast<uint32_t>(pointer_size));
-    w.U32(4242);          // pid
-    w.U32(2);             // processors
-    w.U32(1000);          // sampling rate
-    out_.push_back(6);
-  }
-  void Type(absl::string_view name, int32_t version, int32_t min_version) {
-    base::ByteWriter w(&out_);
-    out_.push_back(5);
-    out_.push_back(1);
-    w.U32(static_cast<uint32_t>(version));
-    w.U32(static_cast<uint32_t>(min_version));
-    w.String(name);
-    out_.push_back(6);
-  }
-  void Block(absl::string_view name, absl::string_view body, int32_t min_version = 2) {
-    out_.push_back(5);
-    Type(name, 2, min_version);
-    base::ByteWriter w(&out_);
-    w.U32(static_cast<uint32_t>(body.size()));
-    while (out_.size() % 4) out_.push_back(0);
-    out_.append(body.data(), body.size());
-    out_.push_back(6);
-  }
-  // A block's object header and size field, and nothing more.
-  void BlockSizeOnly(absl::string_view name, uint32_t size) {
-    out_.push_back(5);
-    Type(name, 2, 2);
-    base::ByteWriter(&out_).U32(size);
-  }
-  void End() { out_.push_back(1); }
-  const std::string& bytes() const { return out_; }
-
- private:
-  std::string out_;
-};
-
-std::string BlockHeader(bool compressed) {
-  std::string h;
-  base::ByteWriter w(&h);
-  w.U16(20);
-  w.U16(compressed ? 1 : 0);
-  w.I64(0);
-  w.I64(0);
-  return h;
-}
-
-std::string MetadataPayload(uint32_t id, absl::string_view provider, uint32_t event_id,
-                            absl::string_view name, uint32_t version) {
-  std::string p;
-  base::ByteWriter w(&p);
-  w.U32(id);
-  Utf16z(w, provider);
-  w.U32(event_id);
-  Utf16z(w, name);
-  w.U64(0x8000);
-  w.U32(version);
-  w.U32(4);
-  w.U32(0);  // no field descriptions
-  return p;
-}
-
-// A compressed event blob with every field given explicitly.
-std::string CompressedBlob(uint8_t flags, uint32_t metadata_id, uint32_t seq_delta,
-                           uint64_t capture_thread, uint64_t thread, uint64_t ts_delta,
-                           absl::string_view payload) {
-  std::string b;
-  b.push_back(static_cast<char>(flags));
-  if (flags & 1) Varint(&b, metadata_id);
-  if (flags & 2) {
-    Varint(&b, seq_delta);
-    Varint(&b, capture_thread);
-    Varint(&b, 1);  // processor
-  }
-  if (flags & 4) Varint(&b, thread);
-  if (flags & 8) Varint(&b, 7);  // stack id
-  Varint(&b, ts_delta);
-  if (flags & 16) b.append(16, '\xaa');
-  if (flags & 32) b.append(16, '\xbb');
-  if (flags & 128) Varint(&b, payload.size());
-  b.append(payload.data(), payload.size());
-  return b;
-}
+using testing_nettrace::BlockHeader;
+using testing_nettrace::CompressedBlob;
+using testing_nettrace::MetadataPayload;
+using testing_nettrace::Utf16z;
+using testing_nettrace::Varint;
+using testing_nettrace::Writer;
 
 // An uncompressed blob starting at a 4-aligned position of its block.
 std::string UncompressedBlob(uint32_t metadata_id, uint32_t seq, uint64_t thread, int64_t ts,

@@ -11,6 +11,7 @@
 #include "render/flamegraph.h"
 #include "render/run_graph.h"
 #include "render/profile_page_writer.h"
+#include "scripts/cli/dotnet_code_names.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/profile_page_output.h"
 #include "symbolize/run_symbols.h"
@@ -24,8 +25,9 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   // Recording -> normalized stacks and the locations to name (fold's replay,
   // which asks symbolize for JIT generations and unwound DWARF stacks).
   PROFCPU_ASSIGN_OR_RETURN(auto reader, recording::RecordingReader::Open(path(kRecordingFile)));
-  symbolize::RunSymbols symbols({dir, options.files, options.symbol_dirs, options.strip_tiers},
-                                log);
+  DotnetCodeNames dotnet_code(dir, log);
+  symbolize::RunSymbols symbols(
+      {dir, options.files, options.symbol_dirs, options.strip_tiers, &dotnet_code}, log);
   PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built,
                            fold::BuildProfile(*reader, {symbols.jit_history(), symbols.unwinder()}));
   const fold::RecordingSummary& summary = result.summary = built.summary;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "collector/dotnet/managed_code_events.h"
 #include "collector/dotnet/nettrace_reader.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -54,6 +55,7 @@ void DecodeAll(const dotnet::NettraceEvent& e, int32_t pointer_size) {
   (void)dotnet::DecodeMethodJittingStarted(e.payload, v);
   (void)dotnet::DecodeThreadPoolWorkerThread(e.payload, v);
   (void)dotnet::DecodeThreadPoolAdjustment(e.payload, v);
+  (void)dotnet::DecodeModuleLoad(e.payload, v);
 }
 
 Seen ReadWith(dotnet::NettraceSource* source, size_t size, bool decode) {
@@ -102,5 +104,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dotnet::NettraceFdSource fd_source(file.fd());
   Seen c = ReadWith(&fd_source, size, /*decode=*/false);
   Check(a.events == c.events && a.status == c.status, "reading a string and a file disagree");
+  // The managed code history (names for the symbolizer) from the same bytes:
+  // every range it keeps is non-empty and opens before it closes.
+  dotnet::NettraceStringSource again(bytes);
+  auto code = dotnet::ReadManagedCode(&again);
+  if (code.ok()) {
+    Check(code->methods.size() <= size, "more methods than input bytes");
+    for (const auto& m : code->methods) {
+      Check(m.size > 0, "an empty method range");
+      Check(m.load_ns <= m.unload_ns, "a method unloaded before it was loaded");
+    }
+  }
   return 0;
 }

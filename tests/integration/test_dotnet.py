@@ -83,10 +83,12 @@ class SameNamespaceTest(DotnetCase):
         with open(os.path.join(run_dir, "profcpu.log")) as f:
             self.assertIn("turned perf maps on", f.read())
 
-    def test_perfmap_off_leaves_jit_frames_unknown(self):
+    def test_perfmap_and_events_off_leave_jit_frames_unknown(self):
+        # With -perfmap off alone the runtime's method events name the frames
+        # (test_dotnet_events.DotnetEventNamesTest); without them nothing can.
         app = dn.start_app(30)
         try:
-            run_dir = self.collect(app.pid, extra=("-perfmap", "off"))
+            run_dir = self.collect(app.pid, extra=("-perfmap", "off", "-dotnet-events", "off"))
             self.assertEqual(self.perf_map_state(app.pid), "off")
         finally:
             t.stop(app)

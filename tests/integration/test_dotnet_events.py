@@ -6,6 +6,7 @@ time) induces a GC and throws a TestException RATE times a second while two
 threads fight over a lock; the counts over the session's window must match
 those rates within 15%."""
 
+import collections
 import os
 import re
 import shutil
@@ -129,6 +130,10 @@ class DotnetEventsTest(unittest.TestCase):
         contention_rate = int(totals.group(4)) / float(totals.group(5))
         events = self.only_events(run_dir)
         self.assert_rates(events, contention_rate)
+        # Verbose JIT events: every method the app compiled, its own dynamic
+        # methods among them, with the time it took.
+        self.assertGreaterEqual(events["jit"]["methods"], int(totals.group(3)), events)
+        self.assertGreater(events["jit"]["ms_total"], 0, events)
         self.assert_saved_and_archived(run_dir, events["pid"])
         with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
             log = f.read()
@@ -160,7 +165,9 @@ class DotnetEventsTest(unittest.TestCase):
         os.unlink(os.path.join(copy, "prof.tar.gz"))
         path = os.path.join(copy, "dotnet", f"{pid}.nettrace")
         size = os.path.getsize(path)
-        os.truncate(path, size * 2 // 3)
+        # Early enough to cut some GCs (the rundown at its end lists every
+        # method: a large part of the file).
+        os.truncate(path, size // 4)
         result = t.run_profcpu(["postprocess", "-dir", copy])
         self.assertRegex(result.stderr, rf"dotnet/{pid}\.nettrace is damaged or cut short.*"
                                         r"offset \d+")
@@ -215,6 +222,113 @@ class DotnetEventsTest(unittest.TestCase):
     def test_a_runtime_too_old_for_eventpipe_says_so(self):
         line = self.collect_from_a_fake_runtime("80131385")
         self.assertIn(".NET 5 or later", line)
+
+
+# A frame as the flame graph names it: no offset, no argument list (the
+# folded stacks' rule; the events spell argument types without assemblies).
+OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+METHOD = re.compile(r"^\[[^\]]+\] \S+::")
+
+
+def jit_frames_by_address(run_dir):
+    """perf_script.out's samples as {address: name} of their JIT frames (a
+    native address may unfold into several inlined frames, or none, depending
+    on the files at hand: addresses line the two namings up)."""
+    samples, current = [], None
+    with open(os.path.join(run_dir, "perf_script.out"), encoding="utf-8",
+              errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                if current is not None:
+                    samples.append(current)
+                current = None
+            elif dn.HEADER.match(line) and current is None:
+                current = {}
+            elif (frame := dn.FRAME.match(line)) and current is not None:
+                if frame.group(3).startswith("/tmp/perf-"):
+                    current[frame.group(1)] = frame.group(2)
+    if current is not None:
+        samples.append(current)
+    return samples
+
+
+def flame_graph_name(name):
+    name = OFFSET.sub("", name)
+    open_paren, close_paren = name.find("("), name.rfind(")")
+    return name[:open_paren] + name[close_paren + 1:] if open_paren >= 0 else name
+
+
+class DotnetEventNamesTest(unittest.TestCase):
+    """Managed frames named from the runtime's method events (MethodLoadVerbose
+    during the session, the rundown's MethodDCEndVerbose at its end) when the
+    target wrote no perf map: collector/dotnet/managed_code_events.h."""
+
+    def setUp(self):
+        self.tmp = t.TempDir()
+        self.addCleanup(self.tmp.cleanup)
+
+    def test_perfmap_off_names_the_hot_method_and_writes_nothing_in_the_target(self):
+        app = dn.start_app(60)
+        def stop():
+            t.stop(app)
+            app.stdout.close()
+            app.stderr.close()
+        self.addCleanup(stop)
+        run_dir = t.collect(app.pid, self.tmp.path, duration=4, freq=99,
+                            extra=["-perfmap", "off"])
+        samples = [frames for pid, frames in dn.read_samples(run_dir) if pid == app.pid]
+        self.assertGreater(len(samples), 100)
+        hot = [f for f in samples if any(dn.HOT_METHOD in name for name, _ in f)]
+        # The worker thread spends its time in FindPrimeNumber: about one core
+        # of the app's, measured 35-60% of its samples.
+        self.assertGreater(len(hot) / len(samples), 0.2, (len(hot), len(samples)))
+        with open(os.path.join(run_dir, "folded_stacks.out"), encoding="utf-8") as f:
+            self.assertIn("[PrimeApp] PrimeWorker::FindPrimeNumber[", f.read())
+        # Nothing written in the target: no perf map, no jitdump, no copies.
+        self.assertFalse([n for n in os.listdir("/tmp")
+                          if n in (f"perf-{app.pid}.map", f"jit-{app.pid}.dump")])
+        self.assertFalse(os.path.exists(os.path.join(run_dir, "jit")))
+        with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8") as f:
+            self.assertRegex(f.read(), rf"JIT symbols from dotnet/{app.pid}\.nettrace "
+                                       r"\(\d+ methods loaded during the session, [1-9]\d* before")
+
+    def test_event_names_match_the_perf_map_names(self):
+        """The same recording named twice: from the perf map (default), and
+        from the events alone (a copy without jit/ and symbols.bin)."""
+        out = dn.build_app()
+        run_dir, _ = t.record(self.tmp.path, ["-freq", "199"],
+                              [dn.DOTNET, os.path.join(out, "PrimeApp.dll"), "5",
+                               str(dn.free_port())])
+        events_only = os.path.join(self.tmp.path, "events-only")
+        os.makedirs(events_only)
+        for name in os.listdir(run_dir):
+            if name not in ("jit", "symbols.bin", "prof.tar.gz"):
+                source = os.path.join(run_dir, name)
+                copy = shutil.copytree if os.path.isdir(source) else shutil.copy
+                copy(source, os.path.join(events_only, name))
+        t.run_profcpu(["postprocess", "-dir", events_only])
+        by_map = jit_frames_by_address(run_dir)
+        by_events = jit_frames_by_address(events_only)
+        self.assertEqual(len(by_map), len(by_events))
+        managed = same = 0
+        differ = collections.Counter()
+        for map_frames, event_frames in zip(by_map, by_events):
+            # Methods only: the perf map also names the runtime's stubs
+            # ("stub<...>"), which have no method events.
+            wanted = {address: flame_graph_name(name) for address, name in map_frames.items()
+                      if METHOD.match(name)}
+            if not wanted:
+                continue
+            managed += 1
+            got = {a: flame_graph_name(event_frames.get(a, "[unknown]")) for a in wanted}
+            if got == wanted:
+                same += 1
+            else:
+                differ.update((name, got[a]) for a, name in wanted.items() if got[a] != name)
+        self.assertGreater(managed, 300)
+        self.assertGreaterEqual(same / managed, 0.99,
+                                f"{same}/{managed}; differing: {differ.most_common(5)}")
 
 
 if __name__ == "__main__":
