@@ -81,6 +81,67 @@ void AppendGapFillers(const std::vector<GapFiller>& fillers, uint64_t spacing_ns
   }
 }
 
+// The runtime events among the samples: which are due, and their text.
+class RuntimeEvents {
+ public:
+  RuntimeEvents(const Profile& profile, const std::vector<PerfScriptEvent>& events, Cache* cache)
+      : events_(events), cache_(cache) {
+    if (events_.empty()) return;
+    // The process's name: its main thread's comm (others name themselves,
+    // ".NET EventPipe"), else its first sample's.
+    for (const Sample& sample : profile.samples()) {
+      if (sample.tid == sample.pid) {
+        comm_of_pid_.insert_or_assign(sample.pid, sample.comm);
+      } else {
+        comm_of_pid_.try_emplace(sample.pid, sample.comm);
+      }
+    }
+  }
+
+  int EventWidth() const {
+    int width = 0;
+    for (const PerfScriptEvent& e : events_) {
+      width = std::max(width, static_cast<int>(e.event.size()));
+    }
+    return width;
+  }
+
+  // Events before the first sample are dropped (see PerfScriptWriteOptions).
+  void SkipBefore(uint64_t first_sample_ns) {
+    while (next_ < events_.size() && events_[next_].time_ns < first_sample_ns) ++next_;
+  }
+
+  // The next event if it comes before `time_ns` (all with UINT64_MAX), as a
+  // sample of period 1 on CPU 0 carrying `event` (a string id, for the
+  // PerfView export's filler after it); nullptr if none.
+  const PerfScriptEvent* NextBefore(uint64_t time_ns, uint32_t event, Sample* as_sample) {
+    if (next_ >= events_.size() || events_[next_].time_ns >= time_ns) return nullptr;
+    const PerfScriptEvent& e = events_[next_++];
+    *as_sample = Sample();
+    as_sample->time_ns = e.time_ns;
+    as_sample->pid = as_sample->tid = e.pid;
+    as_sample->period = 1;
+    as_sample->event = event;
+    return &e;
+  }
+
+  void Append(const PerfScriptEvent& e, const Sample& as_sample, int event_width,
+              std::string* out) {
+    auto comm = comm_of_pid_.find(e.pid);
+    AppendSampleHeader(comm == comm_of_pid_.end() ? "dotnet" : cache_->Comm(comm->second),
+                       as_sample, SanitizeEvent(e.event), event_width, out);
+    out->append("\t               0 ");
+    AppendSanitized(e.frame, out);
+    absl::StrAppend(out, " (", kPerfScriptEventModule, ")\n\n");
+  }
+
+ private:
+  const std::vector<PerfScriptEvent>& events_;
+  Cache* cache_;
+  absl::flat_hash_map<uint32_t, uint32_t> comm_of_pid_;  // pid -> comm (string id)
+  size_t next_ = 0;
+};
+
 }  // namespace
 
 absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOptions& options,
@@ -92,12 +153,31 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
   PerfViewGaps gaps(spacing_ns);
   std::vector<GapFiller> fillers;
   // perf pads event names to the longest one in the file.
-  int event_width = 0;
+  RuntimeEvents events(profile, options.events, &cache);
+  int event_width = events.EventWidth();
   for (const Sample& sample : profile.samples()) {
     event_width = std::max(event_width, static_cast<int>(cache.Event(sample.event).size()));
   }
+  if (!profile.samples().empty()) events.SkipBefore(profile.samples().front().time_ns);
+  // A runtime event is one more record for PerfView's weighing: the export
+  // closes it one spacing later, as a sample.
+  auto write_events_before = [&](uint64_t time_ns, uint32_t event, std::string* buffer) {
+    Sample as_sample;
+    while (const PerfScriptEvent* e = events.NextBefore(time_ns, event, &as_sample)) {
+      if (spacing_ns != 0) {
+        gaps.Before(as_sample, &fillers);
+        AppendGapFillers(fillers, spacing_ns, &cache, event_width, buffer);
+      }
+      events.Append(*e, as_sample, event_width, buffer);
+    }
+  };
+  bool first = true;
   for (const Sample& sample : profile.samples()) {
     std::string* buffer = out->buffer();
+    // After the first sample: FlameScope needs a sample first, and
+    // stackcollapse-perf.pl keeps the first event name it meets.
+    if (!first) write_events_before(sample.time_ns, sample.event, buffer);
+    first = false;
     if (spacing_ns != 0) {
       gaps.Before(sample, &fillers);
       AppendGapFillers(fillers, spacing_ns, &cache, event_width, buffer);
@@ -109,6 +189,9 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
     }
     buffer->push_back('\n');
     out->MaybeFlush();
+  }
+  if (!profile.samples().empty()) {
+    write_events_before(UINT64_MAX, profile.samples().back().event, out->buffer());
   }
   if (spacing_ns != 0) {
     gaps.Finish(&fillers);

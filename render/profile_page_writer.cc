@@ -91,6 +91,11 @@ std::string ScriptSafeJson(const nlohmann::json& json) {
 }
 
 std::string MetaJson(const PageData& data, const PageMeta& meta) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const PageEvent& e : meta.events) {
+    events.push_back({{"t", e.t}, {"d", e.d}, {"kind", Clean(e.kind)}, {"pid", e.pid},
+                      {"label", Clean(e.label)}});
+  }
   nlohmann::json json = {
       {"version", 1},
       {"title", Clean(meta.title)},
@@ -104,7 +109,7 @@ std::string MetaJson(const PageData& data, const PageMeta& meta) {
       {"time_resolution_s", meta.time_resolution_s},
       {"samples", data.samples.size()},
       {"total_weight", data.total_weight},
-      {"events", nlohmann::json::array()},
+      {"events", std::move(events)},
       {"generator", Clean(meta.generator)},
   };
   return ScriptSafeJson(json);

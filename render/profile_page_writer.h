@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "render/profile_page_data.h"
@@ -15,6 +16,16 @@ namespace profcpu::render {
 inline constexpr char kProfilePageFile[] = "profile.html";
 
 // What the page says about the run besides its samples (META).
+// A runtime event on the page's time axis (its events lane): a .NET GC
+// pause or burst of exceptions.
+struct PageEvent {
+  double t = 0;           // seconds from time 0
+  double d = 0;           // seconds it lasted
+  std::string kind;       // "gc", "exception"
+  uint32_t pid = 0;
+  std::string label;
+};
+
 struct PageMeta {
   std::string title = "CPU Profile";
   std::string subtitle;
@@ -28,6 +39,7 @@ struct PageMeta {
   double duration_s = 0;
   // 0: exact sample times; else how coarse they are (BPF counts per second).
   double time_resolution_s = 0;
+  std::vector<PageEvent> events;
   std::string generator;
 };
 

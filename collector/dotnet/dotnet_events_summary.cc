@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -32,6 +34,67 @@ std::string WithCommas(uint64_t n) {
   }
   return out;
 }
+
+using TimelineEvent = DotnetEventsSummary::TimelineEvent;
+
+// Appends to the summary's timeline, within its bound.
+void AddToTimeline(TimelineEvent event, DotnetEventsSummary* summary) {
+  if (summary->timeline.size() >= kMaxTimelineEvents) {
+    ++summary->timeline_dropped;
+    return;
+  }
+  summary->timeline.push_back(std::move(event));
+}
+
+// Exceptions thrown close together, gathered into one timeline event.
+class ExceptionBurst {
+ public:
+  // Adds a throw at `ns`; a gap since the last one closes the burst so far.
+  void Add(uint64_t ns, uint64_t thread_id, const std::string& type,
+           DotnetEventsSummary* summary) {
+    if (count_ > 0 && ns >= last_ns_ && ns - last_ns_ > kExceptionBurstGapNs) Close(summary);
+    if (count_ == 0) {
+      first_ns_ = ns;
+      thread_id_ = thread_id;
+      by_type_.clear();
+    }
+    last_ns_ = std::max(last_ns_, ns);
+    ++count_;
+    // Names come from the target: a burst keeps a few.
+    if (by_type_.size() < 16 || by_type_.contains(type)) ++by_type_[type];
+  }
+
+  void Close(DotnetEventsSummary* summary) {
+    if (count_ == 0) return;
+    TimelineEvent e;
+    e.kind = TimelineEvent::Kind::kExceptions;
+    e.start_ns = first_ns_;
+    e.duration_ns = last_ns_ - first_ns_;
+    e.thread_id = thread_id_;
+    e.count = count_;
+    std::pair<std::string, uint64_t> top;
+    for (const auto& [type, n] : by_type_) {
+      if (n > top.second || (n == top.second && type < top.first)) top = {type, n};
+    }
+    if (count_ == 1) {
+      e.label = absl::StrCat(top.first, " thrown");
+    } else if (top.second == count_) {
+      e.label = absl::StrCat(WithCommas(count_), " x ", top.first, " thrown");
+    } else {
+      e.label = absl::StrCat(WithCommas(count_), " thrown, mostly ", top.first);
+    }
+    AddToTimeline(std::move(e), summary);
+    count_ = 0;
+    last_ns_ = 0;
+  }
+
+ private:
+  uint64_t count_ = 0;
+  uint64_t first_ns_ = 0;
+  uint64_t last_ns_ = 0;
+  uint64_t thread_id_ = 0;
+  absl::flat_hash_map<std::string, uint64_t> by_type_;
+};
 
 }  // namespace
 
@@ -62,6 +125,9 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
       trace.qpc_frequency > 0 ? 1000.0 / static_cast<double>(trace.qpc_frequency) : 0;
   bool suspended = false;  // a GC suspension is under way, since suspended_at
   int64_t suspended_at = 0;
+  uint64_t suspending_thread = 0;
+  std::string gc_in_pause;  // the GC that started during the suspension
+  ExceptionBurst burst;
   absl::flat_hash_map<uint64_t, int64_t> jitting_since;  // by method id, bounded below
   constexpr size_t kMaxJittingAtOnce = 1 << 16;
   int64_t last_timestamp = trace.sync_time_qpc;
@@ -84,17 +150,31 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
           if (gc->reason == 1) ++summary->gc.induced;
           if (gc->depth < 3) ++summary->gc.by_generation[gc->depth];
           ++summary->gc.by_reason[GcReasonName(gc->reason)];
+          if (suspended) {
+            gc_in_pause = absl::StrCat("gen", gc->depth, " ", GcReasonName(gc->reason), " GC");
+          }
         }
         break;
       case RuntimeEventId::kGcSuspendEeBegin:
         suspended = true;
         suspended_at = e.timestamp;
+        suspending_thread = e.thread_id;
+        gc_in_pause.clear();
         break;
       case RuntimeEventId::kGcRestartEeEnd:
         if (suspended && e.timestamp >= suspended_at) {
           double pause = static_cast<double>(e.timestamp - suspended_at) * ms_per_tick;
           summary->gc.pause_ms_total += pause;
           summary->gc.pause_ms_max = std::max(summary->gc.pause_ms_max, pause);
+          TimelineEvent event;
+          event.start_ns = reader.ToMonotonicNs(suspended_at);
+          event.duration_ns = reader.ToMonotonicNs(e.timestamp) - event.start_ns;
+          event.thread_id = suspending_thread;
+          // A suspension without a GC (a debugger's, a rejit's) pauses too.
+          event.label = absl::StrFormat("%s, %.1f ms paused",
+                                        gc_in_pause.empty() ? "runtime suspension" : gc_in_pause,
+                                        pause);
+          AddToTimeline(std::move(event), summary);
         }
         suspended = false;
         break;
@@ -108,6 +188,7 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
       case RuntimeEventId::kExceptionThrown:
         if (auto ex = Ok(DecodeExceptionThrown(e.payload, m.version, trace.pointer_size))) {
           ++summary->exceptions.count;
+          burst.Add(reader.ToMonotonicNs(e.timestamp), e.thread_id, ex->type, summary);
           // Type names come from the target: bound how many are kept.
           if (summary->exceptions.by_type.size() < 1000 ||
               summary->exceptions.by_type.count(ex->type) > 0) {
@@ -169,6 +250,13 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
         break;
     }
   }
+  burst.Close(summary);
+  // Bursts close when the next throw comes, GC pauses when they end: keep
+  // the lane in time order.
+  std::stable_sort(summary->timeline.begin(), summary->timeline.end(),
+                   [](const TimelineEvent& a, const TimelineEvent& b) {
+                     return a.start_ns < b.start_ns;
+                   });
   summary->window_ms = static_cast<double>(last_timestamp - trace.sync_time_qpc) * ms_per_tick;
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -50,10 +51,30 @@ struct DotnetEventsSummary {
     uint32_t max_worker_threads = 0;
   } threadpool;
   uint64_t events = 0;
+  // What happened when, for the time axis (profile.html's events lane,
+  // perf_script.out's runtime events), in time order: each GC's pause and
+  // each burst of exceptions. Not in metadata.json.
+  struct TimelineEvent {
+    enum class Kind { kGcPause, kExceptions };
+    Kind kind = Kind::kGcPause;
+    uint64_t start_ns = 0;     // CLOCK_MONOTONIC, as the samples' times
+    uint64_t duration_ns = 0;  // a GC's pause; a burst's first to last throw
+    uint64_t thread_id = 0;    // the thread that suspended or threw first
+    uint64_t count = 1;        // exceptions in a burst
+    std::string label;  // "gen2 Induced GC, 3.2 ms paused", "3 x App.Error thrown"
+  };
+  std::vector<TimelineEvent> timeline;
+  uint64_t timeline_dropped = 0;  // past kMaxTimelineEvents
   // Not OK when the file is damaged or cut short: the error names the
   // offset; the counts above are what was read before it.
   absl::Status read_error;
 };
+
+// Exceptions of one process each thrown within this of the one before are
+// one burst on the time axis.
+inline constexpr uint64_t kExceptionBurstGapNs = 10'000'000;
+// The timeline's bound per process (the stream is the target's).
+inline constexpr size_t kMaxTimelineEvents = 100'000;
 
 // Reads `path` (bounded, as NettraceReader). Fails only when the file
 // cannot be opened; a damaged stream gives its summary so far and

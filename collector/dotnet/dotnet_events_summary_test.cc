@@ -3,6 +3,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/byte_io.h"
+#include "base/file_io.h"
+#include "collector/dotnet/nettrace_reader.h"
+#include "collector/dotnet/nettrace_test_writer.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::collector::dotnet {
@@ -53,6 +57,91 @@ TEST(SummarizeDotnetEventsTest, AFileThatIsNotNettraceGivesAReadError) {
   EXPECT_EQ(s.pid, 7u);
   EXPECT_FALSE(s.read_error.ok());
   EXPECT_EQ(s.events, 0u);
+}
+
+using testing_nettrace::BlockHeader;
+using testing_nettrace::CompressedBlob;
+using testing_nettrace::MetadataPayload;
+using testing_nettrace::Utf16z;
+using testing_nettrace::Writer;
+
+std::string GcStart(uint32_t depth, uint32_t reason) {
+  std::string p;
+  base::ByteWriter w(&p);
+  for (uint32_t v : {1u, depth, reason, 0u}) w.U32(v);
+  w.U16(7);
+  w.U64(99);
+  return p;
+}
+
+std::string Thrown(absl::string_view type) {
+  std::string p;
+  base::ByteWriter w(&p);
+  Utf16z(w, type);
+  Utf16z(w, "message");
+  w.U64(0x1234);
+  w.U32(0x80131500);
+  w.U16(16);
+  w.U16(7);
+  return p;
+}
+
+// A GC's suspension (gen2, induced) and four exceptions: three within 10 ms
+// of each other, one 50 ms later. Times in ns (the stream's frequency).
+std::string TimelineStream() {
+  Writer w;
+  std::string meta = BlockHeader(true);
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(1, kDotNetRuntimeProvider, 9, "GCSuspendEEBegin", 1));
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(2, kDotNetRuntimeProvider, 1, "GCStart", 2));
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(3, kDotNetRuntimeProvider, 3, "GCRestartEEEnd", 1));
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(4, kDotNetRuntimeProvider, 80, "ExceptionThrown", 1));
+  w.Block("MetadataBlock", meta);
+  std::string events = BlockHeader(true);
+  constexpr uint8_t kAll = 0x1 | 0x4 | 0x80;  // metadata id, thread, payload size
+  events += CompressedBlob(kAll | 0x2, 1, 1, 501, 501, 2'000'000, "");
+  events += CompressedBlob(kAll, 2, 0, 0, 501, 100'000, GcStart(2, 1));
+  events += CompressedBlob(kAll, 3, 0, 0, 501, 3'000'000, "");
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 4'900'000, Thrown("App.A"));  // t = 10 ms
+  events += CompressedBlob(kAll, 4, 0, 0, 778, 5'000'000, Thrown("App.A"));
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 5'000'000, Thrown("App.B"));
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 50'000'000, Thrown("App.A"));  // t = 70 ms
+  w.Block("EventBlock", events);
+  w.End();
+  return w.bytes();
+}
+
+TEST(SummarizeDotnetEventsTest, TheTimelineHoldsEachPauseAndEachBurstOfExceptions) {
+  char path[] = "/tmp/profcpu-timeline-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  ASSERT_TRUE(base::WriteFile(path, TimelineStream()).ok());
+  DotnetEventsSummary s;
+  ASSERT_TRUE(SummarizeDotnetEvents(path, 7, &s).ok());
+  ::unlink(path);
+  ASSERT_TRUE(s.read_error.ok()) << s.read_error;
+  EXPECT_EQ(s.gc.count, 1u);
+  EXPECT_EQ(s.exceptions.count, 4u);
+  ASSERT_EQ(s.timeline.size(), 3u);
+  using Kind = DotnetEventsSummary::TimelineEvent::Kind;
+  EXPECT_EQ(s.timeline[0].kind, Kind::kGcPause);
+  EXPECT_EQ(s.timeline[0].start_ns, 2'000'000u);
+  EXPECT_EQ(s.timeline[0].duration_ns, 3'100'000u);
+  EXPECT_EQ(s.timeline[0].thread_id, 501u);
+  EXPECT_EQ(s.timeline[0].label, "gen2 Induced GC, 3.1 ms paused");
+  EXPECT_EQ(s.timeline[1].kind, Kind::kExceptions);
+  EXPECT_EQ(s.timeline[1].start_ns, 10'000'000u);
+  EXPECT_EQ(s.timeline[1].duration_ns, 10'000'000u);
+  EXPECT_EQ(s.timeline[1].count, 3u);
+  EXPECT_EQ(s.timeline[1].thread_id, 777u);
+  EXPECT_EQ(s.timeline[1].label, "3 thrown, mostly App.A");
+  EXPECT_EQ(s.timeline[2].start_ns, 70'000'000u);
+  EXPECT_EQ(s.timeline[2].duration_ns, 0u);
+  EXPECT_EQ(s.timeline[2].label, "App.A thrown");
 }
 
 }  // namespace

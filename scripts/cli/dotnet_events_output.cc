@@ -46,6 +46,47 @@ DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log) {
   return out;
 }
 
+namespace {
+
+using TimelineEvent = collector::dotnet::DotnetEventsSummary::TimelineEvent;
+
+// (process, event) pairs of every timeline, in time order.
+std::vector<std::pair<uint32_t, const TimelineEvent*>> MergedTimeline(
+    const DotnetEventsOutput& events) {
+  std::vector<std::pair<uint32_t, const TimelineEvent*>> merged;
+  for (const auto& s : events.summaries) {
+    for (const TimelineEvent& e : s.timeline) merged.emplace_back(s.pid, &e);
+  }
+  std::stable_sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) {
+    return a.second->start_ns < b.second->start_ns;
+  });
+  return merged;
+}
+
+bool IsGc(const TimelineEvent& e) { return e.kind == TimelineEvent::Kind::kGcPause; }
+
+}  // namespace
+
+std::vector<fold::PerfScriptEvent> PerfScriptEventsOf(const DotnetEventsOutput& events) {
+  std::vector<fold::PerfScriptEvent> out;
+  for (const auto& [pid, e] : MergedTimeline(events)) {
+    out.push_back({e->start_ns, pid, IsGc(*e) ? "dotnet:gc" : "dotnet:exceptions",
+                   absl::StrCat("[.NET ", e->label, "]")});
+  }
+  return out;
+}
+
+std::vector<render::PageEvent> PageEventsOf(const DotnetEventsOutput& events, uint64_t start_ns) {
+  std::vector<render::PageEvent> out;
+  for (const auto& [pid, e] : MergedTimeline(events)) {
+    if (e->start_ns < start_ns) continue;
+    out.push_back({static_cast<double>(e->start_ns - start_ns) / 1e9,
+                   static_cast<double>(e->duration_ns) / 1e9, IsGc(*e) ? "gc" : "exception", pid,
+                   e->label});
+  }
+  return out;
+}
+
 std::string DotnetEventsHeadlines(const DotnetEventsOutput& events) {
   std::vector<std::string> lines;
   for (const auto& s : events.summaries) {

@@ -9,6 +9,8 @@
 
 #include "base/run_log.h"
 #include "collector/dotnet/dotnet_events_summary.h"
+#include "fold/perf_script_writer.h"
+#include "render/profile_page_writer.h"
 
 namespace profcpu::cli {
 
@@ -20,6 +22,13 @@ struct DotnetEventsOutput {
 // Reads every dotnet/PID.nettrace of `dir`; a damaged file is warned about
 // (its name and the offset) and summarized as far as it reads.
 DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log);
+
+// Every process's timeline (GC pauses, bursts of exceptions), in time order:
+// as perf_script.out's events ("dotnet:gc", "dotnet:exceptions") and as
+// profile.html's events lane, in seconds from `start_ns` (time 0; earlier
+// events are left out).
+std::vector<fold::PerfScriptEvent> PerfScriptEventsOf(const DotnetEventsOutput& events);
+std::vector<render::PageEvent> PageEventsOf(const DotnetEventsOutput& events, uint64_t start_ns);
 
 // One headline per process, "; "-joined, prefixed with the pid when several.
 std::string DotnetEventsHeadlines(const DotnetEventsOutput& events);

@@ -18,8 +18,8 @@ namespace profcpu::cli {
 absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResult& result,
                                       bool write_archive, base::RunLog* log) {
   std::string summary = fold::SummaryLine(result.summary, result.unknown_frames);
-  // The .NET runtime's events, read again from the saved streams.
-  const DotnetEventsOutput dotnet_events = ReadDotnetEvents(dir, log);
+  // The .NET runtime's events, as the pipeline read them from the saved streams.
+  const DotnetEventsOutput& dotnet_events = result.dotnet_events;
   if (!dotnet_events.summaries.empty()) {
     absl::StrAppend(&summary, "; .NET: ", DotnetEventsHeadlines(dotnet_events));
   }

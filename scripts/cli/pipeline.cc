@@ -12,6 +12,7 @@
 #include "render/run_graph.h"
 #include "render/profile_page_writer.h"
 #include "scripts/cli/dotnet_code_names.h"
+#include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/profile_page_output.h"
 #include "symbolize/run_symbols.h"
@@ -69,8 +70,14 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
   const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
   PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFoldedFile), fold::FormatFolded(folded)));
-  PROFCPU_RETURN_IF_ERROR(fold::WritePerfScriptFile(
-      profile, {fold::PerfScriptHeaderFor(summary)}, path(kPerfScriptFile)));
+  // The .NET runtimes' events (dotnet/PID.nettrace): their GC pauses and
+  // exceptions go on the time axis of perf_script.out and profile.html.
+  result.dotnet_events = ReadDotnetEvents(dir, log);
+  fold::PerfScriptWriteOptions script_options;
+  script_options.header = fold::PerfScriptHeaderFor(summary);
+  script_options.events = PerfScriptEventsOf(result.dotnet_events);
+  PROFCPU_RETURN_IF_ERROR(
+      fold::WritePerfScriptFile(profile, script_options, path(kPerfScriptFile)));
 
   render::FlameGraphOptions graph =
       render::DefaultGraphOptions(summary.mode, summary.microseconds, summary.header.target);
@@ -88,11 +95,13 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   }
   if (options.outputs.html) {
     PROFCPU_RETURN_IF_ERROR(
-        WriteProfilePage(profile, {&summary, graph_fold, graph}, path(render::kProfilePageFile)));
+        WriteProfilePage(profile, {&summary, graph_fold, graph, 0, &result.dotnet_events},
+                         path(render::kProfilePageFile)));
     result.files_written.push_back(render::kProfilePageFile);
   }
 
-  PROFCPU_RETURN_IF_ERROR(WriteExports(options.outputs, dir, summary, profile, log,
+  PROFCPU_RETURN_IF_ERROR(WriteExports(options.outputs, dir, summary, profile,
+                                       script_options.events, log,
                                        &result.exports));
   result.files_written.insert(result.files_written.end(), result.exports.begin(),
                               result.exports.end());

@@ -14,6 +14,7 @@
 #include "base/run_log.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
+#include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/run_outputs.h"
 #include "symbolize/symbolizer.h"
 
@@ -44,6 +45,10 @@ struct PipelineResult {
   std::vector<std::string> files_written;
   // The -format exports written (also in files_written), for the archive.
   std::vector<std::string> exports;
+  // The .NET runtimes' saved events (dotnet/PID.nettrace), read once: their
+  // timeline went into perf_script.out and profile.html, their summaries go
+  // into metadata.json and the closing line (FinishRun).
+  DotnetEventsOutput dotnet_events;
 };
 
 absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, base::RunLog* log);

@@ -11,7 +11,7 @@
 namespace profcpu::cli {
 namespace {
 
-render::PageMeta MetaFor(const PageSource& source) {
+render::PageMeta MetaFor(const PageSource& source, uint64_t start_ns) {
   render::PageMeta meta;
   if (!source.graph.title.empty()) meta.title = source.graph.title;
   meta.subtitle = source.graph.subtitle;
@@ -28,6 +28,7 @@ render::PageMeta MetaFor(const PageSource& source) {
     }
     meta.time_resolution_s = static_cast<double>(summary->header.counted_interval_ns) / 1e9;
   }
+  if (source.dotnet_events != nullptr) meta.events = PageEventsOf(*source.dotnet_events, start_ns);
   return meta;
 }
 
@@ -42,7 +43,8 @@ absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& so
   options.start_ns = source.summary ? source.summary->header.start_time_ns : source.start_ns;
   PROFCPU_ASSIGN_OR_RETURN(
       std::string page,
-      render::RenderProfilePage(render::BuildPageData(profile, options), MetaFor(source)));
+      render::RenderProfilePage(render::BuildPageData(profile, options),
+                                MetaFor(source, options.start_ns)));
   return base::WriteFile(path, page);
 }
 

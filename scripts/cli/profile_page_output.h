@@ -11,6 +11,7 @@
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
 #include "render/flamegraph_options.h"
+#include "scripts/cli/dotnet_events_output.h"
 
 namespace profcpu::cli {
 
@@ -21,6 +22,8 @@ struct PageSource {
   fold::FoldOptions fold;             // as the flame graph was folded
   render::FlameGraphOptions graph;    // title, palette, cool subtree
   uint64_t start_ns = 0;              // time 0 when there is no summary
+  // The .NET runtimes' events for the events lane; may be null.
+  const DotnetEventsOutput* dotnet_events = nullptr;
 };
 
 // Writes the page to `path`.

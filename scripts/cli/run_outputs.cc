@@ -128,6 +128,7 @@ std::string PerfViewArchiveName(const std::string& dir) {
 
 absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
                           const fold::RecordingSummary& summary, const fold::Profile& profile,
+                          const std::vector<fold::PerfScriptEvent>& runtime_events,
                           base::RunLog* log, std::vector<std::string>* written) {
   if (outputs.pprof) {
     PROFCPU_RETURN_IF_ERROR(render::WritePprofFile(profile, render::PprofOptionsFor(summary),
@@ -145,6 +146,7 @@ absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& di
     const std::string text = absl::StrCat(dir, "/.", folder, ".perf.data.txt.tmp");
     fold::PerfScriptWriteOptions options{fold::PerfScriptHeaderFor(summary)};
     options.perfview_spacing_ns = fold::PerfViewSampleSpacingNs(summary.header);
+    options.events = runtime_events;
     options.header->extra.push_back(
         {"for PerfView", "'unprofiled' (pid 0) samples end each sample's time one interval "
                          "later on its CPU (PerfView weighs samples by time, not period)"});

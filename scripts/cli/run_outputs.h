@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "base/run_log.h"
+#include "fold/perf_script_writer.h"
 #include "fold/profile.h"
 #include "fold/profile_filter.h"
 #include "fold/recording_summary.h"
@@ -48,9 +49,11 @@ absl::Status ApplyGraphFlags(const RunOutputOptions& outputs, render::FlameGraph
 std::string PerfViewArchiveName(const std::string& dir);
 
 // Writes the -format exports into `dir` from the (filtered) profile, the one
-// perf_script.out was written from. Appends the names written to *written.
+// perf_script.out was written from, with its runtime events (the PerfView
+// export carries them too). Appends the names written to *written.
 absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
                           const fold::RecordingSummary& summary, const fold::Profile& profile,
+                          const std::vector<fold::PerfScriptEvent>& runtime_events,
                           base::RunLog* log, std::vector<std::string>* written);
 
 }  // namespace profcpu::cli

@@ -154,6 +154,18 @@ def read_metadata(run_dir):
         return json.load(f)
 
 
+def read_page_meta(path):
+    """profile.html's META (docs/profile-page.md): the JSON in its
+    profcpu-meta script element."""
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    match = re.search(r'<script type="application/json" id="profcpu-meta">(.*?)</script>',
+                      page, re.S)
+    if not match:
+        raise AssertionError(f"{path} has no profcpu-meta element")
+    return json.loads(match.group(1))
+
+
 # FlameScope's own parser (Netflix/flamescope app/perf/regexp.py and
 # app/util/stack.py), transcribed: what it accepts is what matters.
 FLAMESCOPE_EVENT = re.compile(r" +([0-9.]+): .+?:")

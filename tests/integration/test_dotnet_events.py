@@ -142,6 +142,59 @@ class DotnetEventsTest(unittest.TestCase):
                               r"\(all EventsApp\.TestException\)")
         self.assert_archive_alone_gives_the_same(run_dir)
 
+    def test_gc_pauses_and_exceptions_are_on_the_time_axis(self):
+        """perf_script.out (as FlameScope and PerfView read it), the PerfView
+        export and profile.html's events lane hold each GC pause and each
+        burst of exceptions at its time."""
+        run_dir, _ = t.record(self.tmp.path, ["-freq", "199", "-format", "perfview"],
+                              self.app_command(3))
+        events = self.only_events(run_dir)
+        gc_count, thrown = events["gc"]["count"], events["exceptions"]["count"]
+        self.assertGreater(gc_count, 20, events)
+        # The app throws every 50 ms: each throw is a burst of its own.
+        samples = t.parse_like_flamescope(os.path.join(run_dir, "perf_script.out"))
+        self.assertNotEqual(samples[0][2][:1], [], "a sample must come first")
+        self.assertNotEqual(samples[0][2][0][1], "[dotnet-events]", samples[0])
+        runtime = [(time_s, frames[0][0]) for time_s, _, frames in samples
+                   if len(frames) == 1 and frames[0][1] == "[dotnet-events]"]
+        gcs = [name for _, name in runtime if re.fullmatch(
+            r"\[\.NET gen2 Induced GC, \d+\.\d ms paused\]", name)]
+        throws = [name for _, name in runtime
+                  if name == "[.NET EventsApp.TestException thrown]"]
+        self.assertEqual(len(gcs) + len(throws), len(runtime), runtime[:10])
+        # Only events before the first sample are left out of perf_script.out.
+        self.assertLessEqual(gc_count - len(gcs), 2, (gc_count, len(gcs)))
+        self.assertLessEqual(thrown - len(throws), 2, (thrown, len(throws)))
+        times = [time_s for time_s, _, frames in samples if frames[:1] and
+                 frames[0][1] != "[dotnet-events]"]
+        self.assertGreaterEqual(min(time_s for time_s, _ in runtime), min(times))
+
+        meta = t.read_page_meta(os.path.join(run_dir, "profile.html"))
+        lane = collections.Counter(e["kind"] for e in meta["events"])
+        self.assertEqual(lane["gc"], gc_count, meta["events"][:5])
+        self.assertEqual(lane["exception"], thrown, meta["events"][:5])
+        for e in meta["events"]:
+            self.assertTrue(0 <= e["t"] <= meta["duration_s"], e)
+            self.assertEqual(e["pid"], events["pid"], e)
+        paused_s = sum(e["d"] for e in meta["events"] if e["kind"] == "gc")
+        self.assertAlmostEqual(paused_s * 1000, events["gc"]["pause_ms_total"], delta=0.5)
+
+        # PerfView reads both texts; in the export each event weighs at most
+        # one sample's time (1/199 s), as the samples do.
+        from test_perfview import perfview_process, perfview_read, perf_data_txt
+        plain = os.path.join(self.tmp.path, "plain.perf.data.txt")
+        shutil.copy(os.path.join(run_dir, "perf_script.out"), plain)
+        _, archive = perf_data_txt(run_dir)
+        for path in (plain, archive):
+            process = perfview_process(perfview_read(path), events["pid"])
+            shown = {name: metric for name, metric in process["Exclusive"].items()
+                     if name.startswith("dotnet-events!.NET ")}
+            self.assertIn("dotnet-events!.NET EventsApp.TestException thrown", shown, path)
+            self.assertTrue(any(" Induced GC, " in name for name in shown), (path, shown))
+            if path == archive:
+                per_event_ms = sum(shown.values()) / (len(gcs) + len(throws))
+                self.assertLessEqual(per_event_ms, 1000 / 199 * 1.01, shown)
+
     def test_collect_pid_summarizes_the_apps_events(self):
         app = subprocess.Popen(self.app_command(60), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
