@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import tarfile
 import time
 import unittest
 
@@ -48,6 +49,20 @@ class DotnetCase(unittest.TestCase):
 
     def collect(self, pid, extra=()):
         return t.collect(pid, self.tmp.path, duration=4, freq=199, extra=extra)
+
+    def assert_runtime_events(self, run_dir, pid):
+        """The EventPipe session reached the app's runtime (its socket found
+        through its root, under the pid it sees itself as): one whole stream,
+        with the rundown that lists every loaded method, saved and archived
+        under the pid profcpu sees."""
+        events = t.read_metadata(run_dir).get("dotnet_events") or []
+        mine = [e for e in events if e["pid"] == pid]
+        self.assertEqual(len(mine), 1, events)
+        self.assertNotIn("read_error", mine[0])
+        self.assertGreater(mine[0]["events"], 1000, mine[0])
+        self.assertGreater(mine[0]["window_ms"], 1000, mine[0])
+        with tarfile.open(os.path.join(run_dir, "prof.tar.gz")) as archive:
+            self.assertIn(f"dotnet/{pid}.nettrace", archive.getnames())
 
     def assert_archive_alone_postprocesses_the_same(self, run_dir):
         """The run's prof.tar.gz alone, on the host, outside any container."""
@@ -103,26 +118,46 @@ class SameNamespaceTest(DotnetCase):
 
 
 class PrivateNamespaceTest(DotnetCase):
-    def test_own_pid_and_mount_namespace_with_private_tmp(self):
-        marker = f"{dn.free_port()}"
-        # The app is pid 1 of its own PID namespace and writes to a /tmp only
-        # it sees; profcpu, outside, shares nothing with it.
+    def start_in_own_namespaces(self):
+        """The app as pid 1 of its own PID namespace, writing to a /tmp only
+        it sees; profcpu, outside, shares nothing with it. Returns the
+        wrapper's process and the app's host pid."""
         wrapper = ["unshare", "--pid", "--mount", "--fork", "--mount-proc", "--propagation",
                    "private", "sh", "-c",
                    'mount -t tmpfs tmpfs /tmp && exec "$0" "$@"']
         app = dn.start_app(30, wrapper=wrapper)
-        try:
-            pid = dn.find_pid(lambda p, cmd: "PrimeApp.dll" in cmd and
-                              self.namespace_pids(p)[-1] == 1 and p != app.pid)
-            self.assertIsNotNone(pid, "the app's host pid")
-            self.assertFalse(os.path.exists(f"/tmp/dotnet-diagnostic-1-"), marker)
-            run_dir = self.collect(pid)
-        finally:
-            t.stop(app)
+        self.addCleanup(t.stop, app)
+        pid = dn.find_pid(lambda p, cmd: "PrimeApp.dll" in cmd and
+                          self.namespace_pids(p)[-1] == 1 and p != app.pid)
+        self.assertIsNotNone(pid, "the app's host pid")
+        return app, pid
+
+    def test_own_pid_and_mount_namespace_with_private_tmp(self):
+        marker = f"{dn.free_port()}"
+        app, pid = self.start_in_own_namespaces()
+        self.assertFalse(os.path.exists(f"/tmp/dotnet-diagnostic-1-"), marker)
+        run_dir = self.collect(pid)
+        t.stop(app)
         self.assert_good_profile(run_dir, pid)
         meta = t.read_metadata(run_dir)
         process = next(p for p in meta["processes"] if p["pid"] == pid)
         self.assertEqual(process["namespace_pids"], [pid, 1])
+        self.assert_runtime_events(run_dir, pid)
+
+    def test_own_namespaces_perfmap_off_names_managed_frames_from_events(self):
+        """-perfmap off: nothing written in the app's private /tmp, its managed
+        frames named from its runtime's method events."""
+        app, pid = self.start_in_own_namespaces()
+        run_dir = self.collect(pid, extra=("-perfmap", "off"))
+        written = [n for n in os.listdir(f"/proc/{pid}/root/tmp")
+                   if n.startswith(("perf-", "jit-"))]
+        t.stop(app)
+        self.assertEqual(written, [])
+        p = dn.Profile(run_dir, pid)
+        self.assertGreater(len(p.hot) / p.total, 0.5, p.describe())
+        self.assertLess(sum(p.managed_unknown.values()) / sum(p.managed.values()), 0.05,
+                        p.describe())
+        self.assert_runtime_events(run_dir, pid)
 
     @staticmethod
     def namespace_pids(pid):

@@ -7,6 +7,7 @@ threads fight over a lock; the counts over the session's window must match
 those rates within 15%."""
 
 import collections
+import json
 import os
 import re
 import shutil
@@ -178,6 +179,7 @@ class DotnetEventsTest(unittest.TestCase):
             self.assertEqual(e["pid"], events["pid"], e)
         paused_s = sum(e["d"] for e in meta["events"] if e["kind"] == "gc")
         self.assertAlmostEqual(paused_s * 1000, events["gc"]["pause_ms_total"], delta=0.5)
+        self.assert_lane_names_a_gc(os.path.join(run_dir, "profile.html"))
 
         # PerfView reads both texts; in the export each event weighs at most
         # one sample's time (1/199 s), as the samples do.
@@ -194,6 +196,40 @@ class DotnetEventsTest(unittest.TestCase):
             if path == archive:
                 per_event_ms = sum(shown.values()) / (len(gcs) + len(throws))
                 self.assertLessEqual(per_event_ms, 1000 / 199 * 1.01, shown)
+
+    def assert_lane_names_a_gc(self, page):
+        """In headless Chromium: the events lane is shown, and hovering a GC
+        pause's box names it."""
+        import test_profile_page as pages
+        node = pages.require_browser_tools()
+        hover = """(() => {
+          const meta = JSON.parse(document.getElementById('profcpu-meta').textContent);
+          const gc = meta.events.find(e => e.kind === 'gc');
+          const lane = document.getElementById('events'), heat = document.getElementById('heatmap');
+          const a = window.profcpu.heatmapCellCenter(0, 0), b = window.profcpu.heatmapCellCenter(1, 0);
+          const width = b.x - a.x, left = a.x - width / 2 - heat.getBoundingClientRect().left;
+          const box = lane.getBoundingClientRect();
+          lane.dispatchEvent(new MouseEvent('mousemove', {bubbles: true,
+              clientX: box.left + left + gc.t * width + 1, clientY: box.top + box.height / 2}));
+          const tip = document.getElementById('tooltip');
+          return {shown: !lane.hidden && box.height > 0, tip: tip.hidden ? '' : tip.textContent,
+                  label: gc.label};
+        })()"""
+        shot = os.path.join(self.tmp.path, "lane.png")
+        spec = os.path.join(self.tmp.path, "lane.json")
+        with open(spec, "w") as f:
+            json.dump({"path": page, "timeout_ms": 30000,
+                       "steps": [{"op": "eval", "expr": hover},
+                                 {"op": "screenshot", "path": shot}]}, f)
+        proc = subprocess.run([node, pages.DRIVER, spec], capture_output=True, text=True,
+                              timeout=150)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        result = json.loads(proc.stdout)
+        self.assertEqual(result["state"], "ready", result)
+        self.assertEqual(result["console_errors"] + result["page_errors"], [], result)
+        lane = result["steps"][0]
+        self.assertTrue(lane["shown"], f"{lane}; screenshot {shot}")
+        self.assertIn("gc: " + lane["label"], lane["tip"], f"{lane}; screenshot {shot}")
 
     def test_collect_pid_summarizes_the_apps_events(self):
         app = subprocess.Popen(self.app_command(60), stdout=subprocess.PIPE,

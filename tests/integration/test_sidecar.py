@@ -85,6 +85,7 @@ class HelperTest(test_dotnet.DotnetCase):
         run_dir = os.path.join(out, runs[0])
         self.assertEqual(result.stdout.strip(), os.path.join(out, runs[0]))
         self.assert_good_profile(run_dir, 1)
+        self.assert_runtime_events(run_dir, 1)
         # No sidecar container is left behind.
         left = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"],
                               capture_output=True, text=True).stdout

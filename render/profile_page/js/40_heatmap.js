@@ -229,23 +229,34 @@ Heatmap.prototype.eventBox = function (event) {
            w: Math.max(2, event.d * this.cellWidth), h: EVENT_LANE_PX - 8 };
 };
 
-Heatmap.prototype.eventAt = function (mouse) {
+// Every event whose box is under the mouse (events close in time share
+// pixels: a GC and the exception right after it), latest first.
+Heatmap.prototype.eventsAt = function (mouse) {
   var rect = this.eventsCanvas.getBoundingClientRect();
-  var x = mouse.clientX - rect.left;
+  var x = mouse.clientX - rect.left, found = [];
   for (var i = this.events.length - 1; i >= 0; i--) {
     var box = this.eventBox(this.events[i]);
-    if (x >= box.x - 1 && x <= box.x + box.w + 1) return this.events[i];
+    if (x >= box.x - 1 && x <= box.x + box.w + 1) found.push(this.events[i]);
   }
-  return null;
+  return found;
 };
+
+var EVENTS_IN_TOOLTIP = 6;
 
 Heatmap.prototype.installEventHandlers = function () {
   var self = this;
   this.eventsCanvas.addEventListener("mousemove", function (mouse) {
-    var event = self.eventAt(mouse);
-    if (!event) { hideTooltip(self.tooltip); return; }
-    showTooltip(self.tooltip, [event.kind + ": " + event.label,
-        "at " + formatSeconds(event.t) + " for " + formatSeconds(event.d) + ", pid " + event.pid], mouse);
+    var events = self.eventsAt(mouse);
+    if (events.length === 0) { hideTooltip(self.tooltip); return; }
+    var lines = [];
+    events.slice(0, EVENTS_IN_TOOLTIP).reverse().forEach(function (event) {
+      lines.push(event.kind + ": " + event.label + " (at " + formatSeconds(event.t) +
+                 (event.d >= 0.001 ? " for " + formatSeconds(event.d) : "") + ", pid " + event.pid + ")");
+    });
+    if (events.length > EVENTS_IN_TOOLTIP) {
+      lines.push("and " + (events.length - EVENTS_IN_TOOLTIP) + " more here");
+    }
+    showTooltip(self.tooltip, lines, mouse);
   });
   this.eventsCanvas.addEventListener("mouseleave", function () { hideTooltip(self.tooltip); });
 };
