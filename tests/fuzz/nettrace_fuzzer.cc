@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "collector/dotnet/dotnet_events_summary.h"
 #include "collector/dotnet/managed_code_events.h"
 #include "collector/dotnet/nettrace_reader.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -114,6 +115,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Check(m.size > 0, "an empty method range");
       Check(m.load_ns <= m.unload_ns, "a method unloaded before it was loaded");
     }
+  }
+  // The summary and its timeline (the events lane, perf_script.out's runtime
+  // events): bounded, in time order.
+  dotnet::DotnetEventsSummary summary;
+  Check(dotnet::SummarizeDotnetEvents(file.path(), 1, &summary)
+            .ok(),
+        "a summary of a readable file failed");
+  Check(summary.timeline.size() <= dotnet::kMaxTimelineEvents, "an unbounded timeline");
+  Check(summary.timeline.size() <= size, "more timeline events than input bytes");
+  for (size_t i = 1; i < summary.timeline.size(); ++i) {
+    Check(summary.timeline[i - 1].start_ns <= summary.timeline[i].start_ns,
+          "a timeline out of time order");
   }
   return 0;
 }
