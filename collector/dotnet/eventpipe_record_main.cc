@@ -1,11 +1,13 @@
 // A test tool for the EventPipe session and the nettrace reader
 // (tests/integration/test_eventpipe.py):
 //
-//   eventpipe_record record PID SECONDS OUT.nettrace [LEVEL]
+//   eventpipe_record record PID SECONDS OUT.nettrace [LEVEL [KEYWORDS]]
 //       starts a session with the runtime provider (GC, exceptions, contention,
 //       JIT, loader and thread-pool events, at LEVEL: 4 informational by default, 5 verbose
 //       adds MethodLoadVerbose and MethodJittingStarted), streams SECONDS of it
 //       into the file, stops it, then summarizes the file as `read` does;
+//       KEYWORDS (hex, e.g. 0x8001) replaces the default keyword mask
+//       0x1c019 (bench/dotnet_events.sh enables one at a time);
 //   eventpipe_record read FILE.nettrace
 //       prints what the reader finds, one fact a line:
 //         trace version V pointer_size P frequency F pid N
@@ -183,17 +185,20 @@ int Summarize(const std::string& path) {
   return 0;
 }
 
-int Record(pid_t pid, double seconds, const std::string& path, uint32_t level) {
+// GC 0x1, Loader 0x8, JIT 0x10, Contention 0x4000, Exception 0x8000,
+// Threading 0x10000 (the thread pool's).
+constexpr uint64_t kDefaultKeywords = 0x1 | 0x8 | 0x10 | 0x4000 | 0x8000 | 0x10000;
+
+int Record(pid_t pid, double seconds, const std::string& path, uint32_t level,
+           uint64_t keywords) {
   auto target = dotnet::FindDiagnosticsTarget(pid);
   if (!target.ok()) {
     std::printf("error %s\n", std::string(target.status().message()).c_str());
     return 1;
   }
   dotnet::EventPipeConfig config;
-  // GC 0x1, Loader 0x8, JIT 0x10, Contention 0x4000, Exception 0x8000,
-  // Threading 0x10000 (the thread pool's).
-  config.providers.push_back({std::string(dotnet::kDotNetRuntimeProvider),
-                              0x1 | 0x8 | 0x10 | 0x4000 | 0x8000 | 0x10000, level, ""});
+  config.providers.push_back(
+      {std::string(dotnet::kDotNetRuntimeProvider), keywords, level, ""});
   auto session = dotnet::EventPipeSession::Start(*target, config);
   if (!session.ok()) {
     std::printf("error %s\n", std::string(session.status().message()).c_str());
@@ -202,6 +207,7 @@ int Record(pid_t pid, double seconds, const std::string& path, uint32_t level) {
   std::printf("session %llu command 0x%02x\n",
               static_cast<unsigned long long>((*session)->session_id()),
               static_cast<int>((*session)->command()));
+  std::fflush(stdout);  // the session is on: a bench may start measuring
   profcpu::base::UniqueFd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out.valid()) {
     std::printf("error cannot create %s\n", path.c_str());
@@ -229,13 +235,16 @@ int main(int argc, char** argv) {
   int pid;
   double seconds;
   uint32_t level = 4;
-  if (mode == "record" && (argc == 5 || (argc == 6 && absl::SimpleAtoi(argv[5], &level))) &&
-      absl::SimpleAtoi(argv[2], &pid) && absl::SimpleAtod(argv[3], &seconds)) {
-    return Record(pid, seconds, argv[4], level);
+  uint64_t keywords = kDefaultKeywords;
+  if (mode == "record" && argc >= 5 && argc <= 7 && absl::SimpleAtoi(argv[2], &pid) &&
+      absl::SimpleAtod(argv[3], &seconds) && (argc < 6 || absl::SimpleAtoi(argv[5], &level)) &&
+      (argc < 7 || (absl::SimpleHexAtoi(argv[6], &keywords) && keywords != 0))) {
+    return Record(pid, seconds, argv[4], level, keywords);
   }
   if (mode == "read" && argc == 3) return Summarize(argv[2]);
   std::fprintf(stderr,
-               "usage: eventpipe_record record PID SECONDS OUT.nettrace [LEVEL]\n"
+               "usage: eventpipe_record record PID SECONDS OUT.nettrace [LEVEL [KEYWORDS]]\n"
+               "         LEVEL 4 (default) or 5; KEYWORDS hex, default 0x1c019\n"
                "       eventpipe_record read FILE.nettrace\n");
   return 2;
 }

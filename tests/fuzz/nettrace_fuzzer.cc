@@ -119,8 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The summary and its timeline (the events lane, perf_script.out's runtime
   // events): bounded, in time order.
   dotnet::DotnetEventsSummary summary;
-  Check(dotnet::SummarizeDotnetEvents(file.path(), 1, &summary)
-            .ok(),
+  Check(dotnet::SummarizeDotnetEvents(file.path(), 1, &summary).ok(),
         "a summary of a readable file failed");
   Check(summary.timeline.size() <= dotnet::kMaxTimelineEvents, "an unbounded timeline");
   Check(summary.timeline.size() <= size, "more timeline events than input bytes");
