@@ -29,6 +29,7 @@
 #include "base/file_io.h"
 #include "base/unique_fd.h"
 #include "collector/dotnet/diagnostics_client.h"
+#include "collector/dotnet/dotnet_events_session.h"
 #include "collector/dotnet/eventpipe_session.h"
 #include "collector/dotnet/nettrace_reader.h"
 
@@ -185,9 +186,8 @@ int Summarize(const std::string& path) {
   return 0;
 }
 
-// GC 0x1, Loader 0x8, JIT 0x10, Contention 0x4000, Exception 0x8000,
-// Threading 0x10000 (the thread pool's).
-constexpr uint64_t kDefaultKeywords = 0x1 | 0x8 | 0x10 | 0x4000 | 0x8000 | 0x10000;
+// What collect and record ask for (dotnet_events_session.h).
+constexpr uint64_t kDefaultKeywords = dotnet::kDotnetEventsKeywords;
 
 int Record(pid_t pid, double seconds, const std::string& path, uint32_t level,
            uint64_t keywords) {
