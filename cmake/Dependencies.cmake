@@ -5,6 +5,8 @@ pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
 pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
+pkg_check_modules(LIBCURL REQUIRED IMPORTED_TARGET libcurl)            # SSQP symbol servers
+pkg_check_modules(LIBDEBUGINFOD REQUIRED IMPORTED_TARGET libdebuginfod)  # debuginfod servers
 find_package(absl REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(Threads REQUIRED)

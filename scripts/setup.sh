@@ -19,6 +19,7 @@ packages=(
   libelf-dev libdw-dev libzstd-dev libabsl-dev
   libgtest-dev libgmock-dev libbpf-dev libarchive-dev nlohmann-json3-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler  # the pprof export (render/proto/profile.proto)
+  libcurl4-openssl-dev libdebuginfod-dev  # debug files from SSQP and debuginfod servers
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
   python3 libxml2-dev     # configure-time: the integration tests' runner, the fuzzers' XML check
 )
@@ -27,6 +28,7 @@ if [ "$scope" = all ]; then
     golang-go             # `go tool pprof` reads the pprof export in the tests
     chromium              # the flame graph's script is tested in a headless browser
     linux-perf            # the comparison in bench/ and nothing else
+    debuginfod            # a real debuginfod server for test_symbol_servers
     nodejs                # JIT perf-map tests (node --perf-basic-prof)
     libxml2-utils zstd
     python3-yaml           # containers/k8s/ manifests read by test_manifests

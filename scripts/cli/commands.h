@@ -24,6 +24,7 @@ int RunFold(const std::vector<std::string>& args);
 int RunFlamegraph(const std::vector<std::string>& args);
 int RunDiff(const std::vector<std::string>& args);
 int RunHtml(const std::vector<std::string>& args);
+int RunSymbols(const std::vector<std::string>& args);
 
 }  // namespace profcpu::cli
 

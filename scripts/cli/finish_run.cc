@@ -48,6 +48,8 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   facts.warnings = log->warnings();
   facts.files = files;
   facts.dotnet_events = &dotnet_events.summaries;
+  facts.unknown_modules = &result.unknown_modules;
+  facts.symbol_fetch = &result.symbol_fetch;
   PROFCPU_RETURN_IF_ERROR(
       base::WriteFile(absl::StrCat(dir, "/", kMetadataFile), FormatMetadataJson(facts)));
   if (write_archive) {

@@ -25,6 +25,8 @@ constexpr char kUsage[] =
     "  perfmap      turn a .NET 8+ process's perf map on or off: profcpu perfmap enable -pid N\n"
     "  html         perf script text (perf's or profcpu's) -> profile.html: heatmap, flame\n"
     "               graph and function table in one file that opens offline in a browser\n"
+    "  symbols      a run's modules with unknown frames, their build-ids, and their debug\n"
+    "               files fetched from debuginfod or symbol servers: profcpu symbols -dir DIR\n"
     "\n"
     "The FlameGraph tools, built in (same flags, same output, much faster):\n"
     "  fold         perf script text -> folded stacks (stackcollapse-perf.pl)\n"
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   if (command == "perfmap") return RunPerfmap(args);
   if (command == "fold") return RunFold(args);
   if (command == "html") return RunHtml(args);
+  if (command == "symbols") return RunSymbols(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
   if (command == "version" || command == "--version" || command == "-version") {

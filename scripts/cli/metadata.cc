@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/escaping.h"
 #include "absl/time/time.h"
 #include "symbolize/dotnet_osr_repair.h"
 
@@ -138,6 +139,31 @@ std::string FormatMetadataJson(const RunFacts& facts) {
     nlohmann::ordered_json by_module = nlohmann::ordered_json::object();
     for (const auto& [module, count] : unknown.by_module) by_module[module] = count;
     j["symbols"]["unknown_frames_by_module"] = by_module;
+    // The native ones with their build-ids: what `profcpu symbols` fetches.
+    nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+    if (facts.unknown_modules != nullptr) {
+      for (const symbolize::ModuleToFetch& m : *facts.unknown_modules) {
+        modules.push_back({{"module", m.module},
+                           {"build_id", absl::BytesToHexString(m.build_id)},
+                           {"unknown_frames", m.unknown_frames}});
+      }
+    }
+    j["symbols"]["unknown_native_modules"] = modules;
+  }
+  if (facts.symbol_fetch != nullptr && !facts.symbol_fetch->empty()) {
+    nlohmann::ordered_json fetched = nlohmann::ordered_json::array();
+    for (const symbolize::ModuleFetchResult& r : *facts.symbol_fetch) {
+      nlohmann::ordered_json tried = nlohmann::ordered_json::array();
+      for (const symbolize::FetchAttempt& a : r.tried) {
+        tried.push_back({{"server", a.server}, {"result", a.result}});
+      }
+      fetched.push_back({{"module", r.module.module},
+                         {"build_id", absl::BytesToHexString(r.module.build_id)},
+                         {"status", symbolize::FetchStatusName(r.status)},
+                         {"source", r.source},
+                         {"tried", tried}});
+    }
+    j["symbol_fetch"] = fetched;
   }
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
   for (const recording::ProcessInfo& p : s.processes) {

@@ -10,6 +10,7 @@
 #include "collector/dotnet/dotnet_events_summary.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
+#include "symbolize/symbol_fetcher.h"
 #include "symbolize/symbolizer.h"
 
 namespace profcpu::cli {
@@ -22,6 +23,10 @@ struct RunFacts {
   std::vector<std::string> files;
   // One per saved dotnet/PID.nettrace; none: no "dotnet_events" key.
   const std::vector<collector::dotnet::DotnetEventsSummary>* dotnet_events = nullptr;
+  // Native modules with unknown frames (symbols.unknown_native_modules), and
+  // what fetching their debug files found ("symbol_fetch"; none: no key).
+  const std::vector<symbolize::ModuleToFetch>* unknown_modules = nullptr;
+  const std::vector<symbolize::ModuleFetchResult>* symbol_fetch = nullptr;
 };
 
 std::string FormatMetadataJson(const RunFacts& facts);

@@ -1,5 +1,8 @@
 #include "scripts/cli/pipeline.h"
 
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
@@ -19,7 +22,27 @@
 
 namespace profcpu::cli {
 
-absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, base::RunLog* log) {
+namespace {
+
+// The native modules among those with unknown frames, with their build-ids,
+// most unknown frames first.
+std::vector<symbolize::ModuleToFetch> UnknownNativeModules(const fold::UnknownFrames& unknown,
+                                                           const fold::Profile& profile) {
+  absl::flat_hash_map<absl::string_view, const symbolize::Module*> by_path;
+  for (const symbolize::Module& module : profile.modules()) {
+    by_path.try_emplace(module.path, &module);
+  }
+  std::vector<symbolize::ModuleToFetch> out;
+  for (const auto& [path, frames] : unknown.by_module) {
+    auto it = by_path.find(path);
+    if (it == by_path.end()) continue;  // JIT code, anonymous memory, no mapping
+    out.push_back({path, it->second->build_id, frames});
+  }
+  return out;
+}
+
+absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
+                                                base::RunLog* log) {
   const std::string& dir = options.dir;
   auto path = [&dir](const char* name) { return absl::StrCat(dir, "/", name); };
   PipelineResult result;
@@ -59,6 +82,7 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
       fold::ShapeProfile(&result.summary, options.outputs.filter, &profile, log).status());
   result.unknown_frames = fold::CountUnknownFrames(profile);  // of the samples kept
   fold::LogUnknownFrames(result.unknown_frames, log);
+  result.unknown_modules = UnknownNativeModules(result.unknown_frames, profile);
   fold::FoldOptions fold_options;
   fold_options.weight_by_period = summary.weighted;  // BPF counts, off-CPU time
   fold_options.include_tid = options.outputs.threads;
@@ -105,6 +129,32 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
                                        &result.exports));
   result.files_written.insert(result.files_written.end(), result.exports.begin(),
                               result.exports.end());
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, base::RunLog* log) {
+  PROFCPU_ASSIGN_OR_RETURN(PipelineResult result, BuildOutputsOnce(options, log));
+  if (!options.fetch.has_value() || result.unknown_modules.empty()) return result;
+  std::vector<symbolize::ModuleFetchResult> fetched =
+      symbolize::FetchDebugFiles(result.unknown_modules, *options.fetch, log);
+  const bool arrived = std::any_of(fetched.begin(), fetched.end(), [](const auto& r) {
+    return r.status == symbolize::ModuleFetchResult::Status::kFetched;
+  });
+  if (arrived) {
+    // Once more, with the cache among the symbol directories (it may not
+    // have existed before).
+    PipelineOptions again = options;
+    again.fetch.reset();
+    if (std::find(again.symbol_dirs.begin(), again.symbol_dirs.end(), options.fetch->cache_dir) ==
+        again.symbol_dirs.end()) {
+      again.symbol_dirs.push_back(options.fetch->cache_dir);
+    }
+    log->Info("naming frames again with the fetched debug files");
+    PROFCPU_ASSIGN_OR_RETURN(result, BuildOutputsOnce(again, log));
+  }
+  result.symbol_fetch = std::move(fetched);
   return result;
 }
 

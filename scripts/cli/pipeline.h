@@ -7,6 +7,7 @@
 #ifndef PROFCPU_SCRIPTS_CLI_PIPELINE_H_
 #define PROFCPU_SCRIPTS_CLI_PIPELINE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "fold/unknown_frames.h"
 #include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/run_outputs.h"
+#include "symbolize/symbol_fetcher.h"
 #include "symbolize/symbolizer.h"
 
 namespace profcpu::cli {
@@ -33,6 +35,9 @@ struct PipelineOptions {
   bool strip_tiers = false;
   // -format exports, the graph's look, -threads, postprocess's filters.
   RunOutputOptions outputs;
+  // Debug files to fetch by build-id for modules left with unknown frames;
+  // when any arrives, the outputs are built again with them.
+  std::optional<symbolize::SymbolFetchOptions> fetch;
 };
 
 struct PipelineResult {
@@ -49,6 +54,10 @@ struct PipelineResult {
   // timeline went into perf_script.out and profile.html, their summaries go
   // into metadata.json and the closing line (FinishRun).
   DotnetEventsOutput dotnet_events;
+  // Native modules with frames left unknown, with their build-ids (what
+  // `profcpu symbols` fetches), and what fetching found (with -fetch).
+  std::vector<symbolize::ModuleToFetch> unknown_modules;
+  std::vector<symbolize::ModuleFetchResult> symbol_fetch;
 };
 
 absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, base::RunLog* log);

@@ -42,6 +42,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
                 "flamegraph.svg.");
   flags.Add("dir", "DIR", "", "run folder (or a folder holding prof.tar.gz) (required)");
   AddSymbolFlags(&flags);
+  AddSymbolServerFlags(&flags, /*collecting=*/false);
   AddRunOutputFlags(&flags);
   AddFilterFlags(&flags);
   absl::Status parsed = flags.Parse(args);
@@ -87,7 +88,9 @@ int RunPostprocess(const std::vector<std::string>& args) {
 
   PipelineOptions pipeline;
   pipeline.dir = dir;
-  ReadSymbolFlags(flags, &pipeline);
+  if (absl::Status s = ReadSymbolFlags(flags, /*collecting=*/false, &pipeline); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
   pipeline.outputs = outputs;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());

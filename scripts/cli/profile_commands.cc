@@ -79,6 +79,7 @@ void AddSamplingFlags(FlagSet* flags) {
              "are lost at high frequencies");
   AddCallgraphFlag(flags);
   AddSymbolFlags(flags);
+  AddSymbolServerFlags(flags, /*collecting=*/true);
   flags->Add("mode", "MODE", "cpu",
              "cpu: on-CPU stacks; offcpu: time blocked off the CPU with the stacks it blocked "
              "in, in microseconds, of the target's threads (-pid, -container or -a) (BPF); "
@@ -395,7 +396,9 @@ int RunCollect(const std::vector<std::string>& args) {
     return UsageError(flags, s.message());
   }
   PipelineOptions pipeline;
-  ReadSymbolFlags(flags, &pipeline);
+  if (absl::Status s = ReadSymbolFlags(flags, /*collecting=*/true, &pipeline); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
   return ProfileIntoNewRun(options, flags.String("out"), argv, outputs, pipeline);
 }
 
@@ -440,7 +443,9 @@ int RunRecord(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"profcpu", "record"};
   argv.insert(argv.end(), args.begin(), args.end());
   PipelineOptions pipeline;
-  ReadSymbolFlags(flags, &pipeline);
+  if (absl::Status s = ReadSymbolFlags(flags, /*collecting=*/true, &pipeline); !s.ok()) {
+    return UsageError(flags, s.message());
+  }
   return ProfileIntoNewRun(options, flags.String("out"), argv, outputs, pipeline);
 }
 

@@ -12,6 +12,7 @@
 #include "collector/sampler.h"
 #include "scripts/cli/flags.h"
 #include "scripts/cli/pipeline.h"
+#include "symbolize/symbol_fetcher.h"
 
 namespace profcpu::cli {
 
@@ -40,7 +41,18 @@ absl::Status ReadCallgraphFlag(const FlagSet& flags, collector::SamplerOptions* 
 
 // -symbols and -strip-tiers, for collect, record and postprocess.
 void AddSymbolFlags(FlagSet* flags);
-void ReadSymbolFlags(const FlagSet& flags, PipelineOptions* pipeline);
+
+// -symbol-server, -symbol-cache, -symbol-timeout, -symbol-max-mb (and for
+// collect and record, `collecting`, -fetch-symbols): debug files fetched by
+// build-id (symbolize/symbol_fetcher.h). postprocess fetches whenever a server
+// is named (DEBUGINFOD_URLS or -symbol-server); collect and record only with
+// -fetch-symbols.
+void AddSymbolServerFlags(FlagSet* flags, bool collecting);
+absl::StatusOr<symbolize::SymbolFetchOptions> ReadSymbolFetchOptions(const FlagSet& flags);
+
+// Both sets into `pipeline`: -symbols, -strip-tiers, the symbol cache as one
+// more symbol directory when it exists, and what to fetch.
+absl::Status ReadSymbolFlags(const FlagSet& flags, bool collecting, PipelineOptions* pipeline);
 
 }  // namespace profcpu::cli
 
