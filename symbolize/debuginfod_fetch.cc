@@ -21,20 +21,39 @@ struct ClientCloser {
   void operator()(debuginfod_client* client) const { debuginfod_end(client); }
 };
 
+struct DebuginfodTransfer {
+  const FetchProgress* progress = nullptr;
+  uint64_t max_bytes = 0;
+  bool too_large = false;
+};
+
+// libdebuginfod 0.188 checks DEBUGINFOD_MAXSIZE against the size a server
+// announces only: a chunked body is bounded here, by ending the transfer.
 int ReportProgress(debuginfod_client* client, long received, long total) {
-  auto* progress = static_cast<const FetchProgress*>(debuginfod_get_user_data(client));
-  if (progress != nullptr && *progress && received > 0) {
-    (*progress)(static_cast<uint64_t>(received), total > 0 ? static_cast<uint64_t>(total) : 0);
+  auto* download = static_cast<DebuginfodTransfer*>(debuginfod_get_user_data(client));
+  if (download == nullptr) return 0;
+  if (received > 0 && static_cast<uint64_t>(received) > download->max_bytes) {
+    download->too_large = true;
+    return 1;  // stop
+  }
+  if (*download->progress && received > 0) {
+    (*download->progress)(static_cast<uint64_t>(received),
+                          total > 0 ? static_cast<uint64_t>(total) : 0);
   }
   return 0;  // go on
+}
+
+absl::Status DebuginfodTooLarge() {
+  return absl::ResourceExhaustedError("too large (DEBUGINFOD_MAXSIZE; -symbol-max-mb)");
 }
 
 // The user's own setting wins.
 void SetDefault(const char* name, const std::string& value) { ::setenv(name, value.c_str(), 0); }
 
-absl::Status CopyAll(int from, int to, uint64_t* bytes) {
+absl::Status CopyAll(int from, int to, uint64_t max_bytes, uint64_t* bytes) {
   struct stat st;
   if (::fstat(from, &st) != 0) return base::ErrnoStatus(errno, "stat the fetched file");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return DebuginfodTooLarge();
   off_t offset = 0;
   while (offset < st.st_size) {
     ssize_t n = ::sendfile(to, from, &offset, static_cast<size_t>(st.st_size - offset));
@@ -58,15 +77,23 @@ absl::Status FetchFromDebuginfod(absl::string_view build_id, int fd, const Fetch
   SetDefault(DEBUGINFOD_TIMEOUT_ENV_VAR,
              absl::StrCat(std::max<int64_t>(1, absl::ToInt64Seconds(limits.timeout))));
   SetDefault(DEBUGINFOD_MAXSIZE_ENV_VAR, absl::StrCat(limits.max_bytes));
+  // libdebuginfod asks a silent server twice more by default: -symbol-timeout
+  // is the wait per server.
+  SetDefault(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0");
   std::unique_ptr<debuginfod_client, ClientCloser> client(debuginfod_begin());
   if (client == nullptr) return absl::InternalError("libdebuginfod could not start");
-  debuginfod_set_user_data(client.get(), const_cast<FetchProgress*>(&progress));
+  DebuginfodTransfer download{&progress, limits.max_bytes, false};
+  debuginfod_set_user_data(client.get(), &download);
   debuginfod_set_progressfn(client.get(), ReportProgress);
   char* path = nullptr;
   const int found = debuginfod_find_debuginfo(
       client.get(), reinterpret_cast<const unsigned char*>(build_id.data()),
       static_cast<int>(build_id.size()), &path);
   ::free(path);
+  if (download.too_large) {
+    if (found >= 0) ::close(found);
+    return DebuginfodTooLarge();
+  }
   if (found < 0) {
     const int error = -found;
     switch (error) {
@@ -76,13 +103,13 @@ absl::Status FetchFromDebuginfod(absl::string_view build_id, int fd, const Fetch
       case ETIMEDOUT:
         return absl::DeadlineExceededError("timed out (DEBUGINFOD_TIMEOUT; -symbol-timeout)");
       case EFBIG:
-        return absl::ResourceExhaustedError("too large (DEBUGINFOD_MAXSIZE; -symbol-max-mb)");
+        return DebuginfodTooLarge();
       default:
         return absl::UnavailableError(std::strerror(error));
     }
   }
   base::UniqueFd fetched(found);
-  return CopyAll(fetched.get(), fd, bytes);
+  return CopyAll(fetched.get(), fd, limits.max_bytes, bytes);
 }
 
 }  // namespace profcpu::symbolize
