@@ -61,30 +61,10 @@ TEST(SummarizeDotnetEventsTest, AFileThatIsNotNettraceGivesAReadError) {
 
 using testing_nettrace::BlockHeader;
 using testing_nettrace::CompressedBlob;
+using testing_nettrace::ExceptionPayload;
+using testing_nettrace::GcStartPayload;
 using testing_nettrace::MetadataPayload;
-using testing_nettrace::Utf16z;
 using testing_nettrace::Writer;
-
-std::string GcStart(uint32_t depth, uint32_t reason) {
-  std::string p;
-  base::ByteWriter w(&p);
-  for (uint32_t v : {1u, depth, reason, 0u}) w.U32(v);
-  w.U16(7);
-  w.U64(99);
-  return p;
-}
-
-std::string Thrown(absl::string_view type) {
-  std::string p;
-  base::ByteWriter w(&p);
-  Utf16z(w, type);
-  Utf16z(w, "message");
-  w.U64(0x1234);
-  w.U32(0x80131500);
-  w.U16(16);
-  w.U16(7);
-  return p;
-}
 
 // A GC's suspension (gen2, induced) and four exceptions: three within 10 ms
 // of each other, one 50 ms later. Times in ns (the stream's frequency).
@@ -103,12 +83,12 @@ std::string TimelineStream() {
   std::string events = BlockHeader(true);
   constexpr uint8_t kAll = 0x1 | 0x4 | 0x80;  // metadata id, thread, payload size
   events += CompressedBlob(kAll | 0x2, 1, 1, 501, 501, 2'000'000, "");
-  events += CompressedBlob(kAll, 2, 0, 0, 501, 100'000, GcStart(2, 1));
+  events += CompressedBlob(kAll, 2, 0, 0, 501, 100'000, GcStartPayload(1, 2, 1));
   events += CompressedBlob(kAll, 3, 0, 0, 501, 3'000'000, "");
-  events += CompressedBlob(kAll, 4, 0, 0, 777, 4'900'000, Thrown("App.A"));  // t = 10 ms
-  events += CompressedBlob(kAll, 4, 0, 0, 778, 5'000'000, Thrown("App.A"));
-  events += CompressedBlob(kAll, 4, 0, 0, 777, 5'000'000, Thrown("App.B"));
-  events += CompressedBlob(kAll, 4, 0, 0, 777, 50'000'000, Thrown("App.A"));  // t = 70 ms
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 4'900'000, ExceptionPayload("App.A", "message"));  // t = 10 ms
+  events += CompressedBlob(kAll, 4, 0, 0, 778, 5'000'000, ExceptionPayload("App.A", "message"));
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 5'000'000, ExceptionPayload("App.B", "message"));
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 50'000'000, ExceptionPayload("App.A", "message"));  // t = 70 ms
   w.Block("EventBlock", events);
   w.End();
   return w.bytes();

@@ -18,6 +18,8 @@ namespace {
 
 using testing_nettrace::BlockHeader;
 using testing_nettrace::CompressedBlob;
+using testing_nettrace::ExceptionPayload;
+using testing_nettrace::GcStartPayload;
 using testing_nettrace::MetadataPayload;
 using testing_nettrace::Utf16z;
 using testing_nettrace::Varint;
@@ -41,30 +43,6 @@ std::string UncompressedBlob(uint32_t metadata_id, uint32_t seq, uint64_t thread
   b.append(payload.data(), payload.size());
   while (b.size() % 4) b.push_back(0);
   return b;
-}
-
-std::string GcStartPayload(uint32_t count, uint32_t depth, uint32_t reason) {
-  std::string p;
-  base::ByteWriter w(&p);
-  w.U32(count);
-  w.U32(depth);
-  w.U32(reason);
-  w.U32(0);
-  w.U16(7);
-  w.U64(99);
-  return p;
-}
-
-std::string ExceptionPayload(absl::string_view type, absl::string_view message) {
-  std::string p;
-  base::ByteWriter w(&p);
-  Utf16z(w, type);
-  Utf16z(w, message);
-  w.U64(0x1234);
-  w.U32(0x80131500);
-  w.U16(16);
-  w.U16(7);
-  return p;
 }
 
 // Metadata (GCStart v2, ExceptionThrown v1), one compressed event block of

@@ -122,6 +122,31 @@ inline std::string CompressedBlob(uint8_t flags, uint32_t metadata_id, uint32_t 
   return b;
 }
 
+// GCStart (V2) and ExceptionThrown (V1) payloads.
+inline std::string GcStartPayload(uint32_t count, uint32_t depth, uint32_t reason) {
+  std::string p;
+  base::ByteWriter w(&p);
+  w.U32(count);
+  w.U32(depth);
+  w.U32(reason);
+  w.U32(0);
+  w.U16(7);
+  w.U64(99);
+  return p;
+}
+
+inline std::string ExceptionPayload(absl::string_view type, absl::string_view message) {
+  std::string p;
+  base::ByteWriter w(&p);
+  Utf16z(w, type);
+  Utf16z(w, message);
+  w.U64(0x1234);
+  w.U32(0x80131500);
+  w.U16(16);
+  w.U16(7);
+  return p;
+}
+
 }  // namespace profcpu::collector::dotnet::testing_nettrace
 
 #endif  // PROFCPU_COLLECTOR_DOTNET_NETTRACE_TEST_WRITER_H_
