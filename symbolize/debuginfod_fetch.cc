@@ -12,16 +12,46 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
+#include "base/shared_library.h"
+#include "base/status_macros.h"
 #include "base/unique_fd.h"
 
 namespace profcpu::symbolize {
 namespace {
 
-struct ClientCloser {
-  void operator()(debuginfod_client* client) const { debuginfod_end(client); }
+// libdebuginfod, loaded on first use (base/shared_library.h), as elfutils'
+// own tools load it (DEBUGINFOD_SONAME).
+struct DebuginfodApi {
+  debuginfod_client* (*begin)();
+  void (*end)(debuginfod_client* client);
+  int (*find_debuginfo)(debuginfod_client* client, const unsigned char* build_id,
+                        int build_id_len, char** path);
+  void (*set_progressfn)(debuginfod_client* client, debuginfod_progressfn_t fn);
+  void (*set_user_data)(debuginfod_client* client, void* data);
+  void* (*get_user_data)(debuginfod_client* client);
 };
 
+absl::StatusOr<DebuginfodApi> LoadDebuginfodApi() {
+  PROFCPU_ASSIGN_OR_RETURN(base::SharedLibrary lib,
+                           base::SharedLibrary::Open(DEBUGINFOD_SONAME, "libdebuginfod1"));
+  DebuginfodApi api;
+  PROFCPU_RETURN_IF_ERROR(lib.Get("debuginfod_begin", &api.begin));
+  PROFCPU_RETURN_IF_ERROR(lib.Get("debuginfod_end", &api.end));
+  PROFCPU_RETURN_IF_ERROR(lib.Get("debuginfod_find_debuginfo", &api.find_debuginfo));
+  PROFCPU_RETURN_IF_ERROR(lib.Get("debuginfod_set_progressfn", &api.set_progressfn));
+  PROFCPU_RETURN_IF_ERROR(lib.Get("debuginfod_set_user_data", &api.set_user_data));
+  PROFCPU_RETURN_IF_ERROR(lib.Get("debuginfod_get_user_data", &api.get_user_data));
+  return api;
+}
+
+absl::StatusOr<const DebuginfodApi*> Debuginfod() {
+  static const absl::StatusOr<DebuginfodApi> api = LoadDebuginfodApi();  // once, thread-safe
+  if (!api.ok()) return api.status();
+  return &*api;
+}
+
 struct DebuginfodTransfer {
+  const DebuginfodApi* api = nullptr;
   const FetchProgress* progress = nullptr;
   uint64_t max_bytes = 0;
   bool too_large = false;
@@ -30,7 +60,8 @@ struct DebuginfodTransfer {
 // libdebuginfod 0.188 checks DEBUGINFOD_MAXSIZE against the size a server
 // announces only: a chunked body is bounded here, by ending the transfer.
 int ReportProgress(debuginfod_client* client, long received, long total) {
-  auto* download = static_cast<DebuginfodTransfer*>(debuginfod_get_user_data(client));
+  absl::StatusOr<const DebuginfodApi*> api = Debuginfod();  // loaded: the client exists
+  auto* download = static_cast<DebuginfodTransfer*>((*api)->get_user_data(client));
   if (download == nullptr) return 0;
   if (received > 0 && static_cast<uint64_t>(received) > download->max_bytes) {
     download->too_large = true;
@@ -80,13 +111,15 @@ absl::Status FetchFromDebuginfod(absl::string_view build_id, int fd, const Fetch
   // libdebuginfod asks a silent server twice more by default: -symbol-timeout
   // is the wait per server.
   SetDefault(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0");
-  std::unique_ptr<debuginfod_client, ClientCloser> client(debuginfod_begin());
+  PROFCPU_ASSIGN_OR_RETURN(const DebuginfodApi* api, Debuginfod());
+  auto end = [api](debuginfod_client* c) { api->end(c); };
+  std::unique_ptr<debuginfod_client, decltype(end)> client(api->begin(), end);
   if (client == nullptr) return absl::InternalError("libdebuginfod could not start");
-  DebuginfodTransfer download{&progress, limits.max_bytes, false};
-  debuginfod_set_user_data(client.get(), &download);
-  debuginfod_set_progressfn(client.get(), ReportProgress);
+  DebuginfodTransfer download{api, &progress, limits.max_bytes, false};
+  api->set_user_data(client.get(), &download);
+  api->set_progressfn(client.get(), ReportProgress);
   char* path = nullptr;
-  const int found = debuginfod_find_debuginfo(
+  const int found = api->find_debuginfo(
       client.get(), reinterpret_cast<const unsigned char*>(build_id.data()),
       static_cast<int>(build_id.size()), &path);
   ::free(path);

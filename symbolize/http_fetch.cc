@@ -7,10 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/shared_library.h"
+#include "base/status_macros.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -55,9 +56,39 @@ int Progress(void* opaque, curl_off_t total, curl_off_t received, curl_off_t, cu
   return 0;
 }
 
-struct CurlCloser {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
+// libcurl, loaded on first use (base/shared_library.h): Debian's OpenSSL
+// build, else the GnuTLS one libdebuginfod1 depends on.
+struct CurlApi {
+  CURLcode (*global_init)(long flags);
+  CURL* (*easy_init)();
+  CURLcode (*easy_setopt)(CURL* curl, CURLoption option, ...);
+  CURLcode (*easy_perform)(CURL* curl);
+  CURLcode (*easy_getinfo)(CURL* curl, CURLINFO info, ...);
+  void (*easy_cleanup)(CURL* curl);
+  const char* (*easy_strerror)(CURLcode code);
 };
+
+absl::StatusOr<CurlApi> LoadCurlApi() {
+  absl::StatusOr<base::SharedLibrary> lib = base::SharedLibrary::Open("libcurl.so.4", "libcurl4");
+  if (!lib.ok()) lib = base::SharedLibrary::Open("libcurl-gnutls.so.4", "libcurl4");
+  if (!lib.ok()) return lib.status();
+  CurlApi api;
+  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_global_init", &api.global_init));
+  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_init", &api.easy_init));
+  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_setopt", &api.easy_setopt));
+  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_perform", &api.easy_perform));
+  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_getinfo", &api.easy_getinfo));
+  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_cleanup", &api.easy_cleanup));
+  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_strerror", &api.easy_strerror));
+  api.global_init(CURL_GLOBAL_DEFAULT);
+  return api;
+}
+
+absl::StatusOr<const CurlApi*> Curl() {
+  static const absl::StatusOr<CurlApi> api = LoadCurlApi();  // once, thread-safe
+  if (!api.ok()) return api.status();
+  return &*api;
+}
 
 absl::Status TooLarge(uint64_t max_bytes) {
   return absl::ResourceExhaustedError(
@@ -68,9 +99,9 @@ absl::Status TooLarge(uint64_t max_bytes) {
 
 absl::Status HttpGetToFile(const std::string& url, int fd, const FetchLimits& limits,
                            const FetchProgress& progress, uint64_t* bytes) {
-  static std::once_flag global_init;
-  std::call_once(global_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  std::unique_ptr<CURL, CurlCloser> curl(curl_easy_init());
+  PROFCPU_ASSIGN_OR_RETURN(const CurlApi* api, Curl());
+  auto cleanup = [api](CURL* c) { api->easy_cleanup(c); };
+  std::unique_ptr<CURL, decltype(cleanup)> curl(api->easy_init(), cleanup);
   if (curl == nullptr) return absl::InternalError("libcurl could not start a transfer");
   Transfer t;
   t.fd = fd;
@@ -79,31 +110,31 @@ absl::Status HttpGetToFile(const std::string& url, int fd, const FetchLimits& li
   const long seconds = static_cast<long>(
       std::max<int64_t>(1, absl::ToInt64Seconds(limits.timeout)));
   CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  api->easy_setopt(c, CURLOPT_URL, url.c_str());
+  api->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  api->easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   // Microsoft's server answers with a redirect to its blob storage.
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "profcpu");
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, seconds);
+  api->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+  api->easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+  api->easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+  api->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(c, CURLOPT_USERAGENT, "profcpu");
+  api->easy_setopt(c, CURLOPT_CONNECTTIMEOUT, seconds);
   // A server that accepts and never answers, or stalls mid-body: less than
   // a byte a second for `timeout` ends the transfer.
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, seconds);
-  curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limits.max_bytes));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, Progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  const CURLcode code = curl_easy_perform(c);
+  api->easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  api->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, seconds);
+  api->easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limits.max_bytes));
+  api->easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteBody);
+  api->easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  api->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, Progress);
+  api->easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  api->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  const CURLcode code = api->easy_perform(c);
   *bytes = t.received;
   if (code == CURLE_OK) return absl::OkStatus();
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  api->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   switch (code) {
     case CURLE_HTTP_RETURNED_ERROR:
       if (status == 404) return absl::NotFoundError("404");
@@ -120,7 +151,7 @@ absl::Status HttpGetToFile(const std::string& url, int fd, const FetchLimits& li
     case CURLE_COULDNT_CONNECT:
       return absl::UnavailableError("connection refused");
     default:
-      return absl::UnavailableError(curl_easy_strerror(code));
+      return absl::UnavailableError(api->easy_strerror(code));
   }
 }
 
