@@ -35,6 +35,7 @@ echo "== tests again under ASan + UBSan"
 BUILD_DIR=$root/build-asan bash scripts/build.sh -DPROFCPU_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp \
   ctest --test-dir "$root/build-asan" --output-on-failure -j 2 \
   -E 'integration\.test_(dotnet|dotnet_osr|dotnet_events|sidecar|docker_engine|offcpu|targets|perfview|leaf_callers)$'
 
