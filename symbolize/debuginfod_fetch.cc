@@ -51,7 +51,6 @@ absl::StatusOr<const DebuginfodApi*> Debuginfod() {
 }
 
 struct DebuginfodTransfer {
-  const DebuginfodApi* api = nullptr;
   const FetchProgress* progress = nullptr;
   uint64_t max_bytes = 0;
   bool too_large = false;
@@ -115,7 +114,7 @@ absl::Status FetchFromDebuginfod(absl::string_view build_id, int fd, const Fetch
   auto end = [api](debuginfod_client* c) { api->end(c); };
   std::unique_ptr<debuginfod_client, decltype(end)> client(api->begin(), end);
   if (client == nullptr) return absl::InternalError("libdebuginfod could not start");
-  DebuginfodTransfer download{api, &progress, limits.max_bytes, false};
+  DebuginfodTransfer download{&progress, limits.max_bytes, false};
   api->set_user_data(client.get(), &download);
   api->set_progressfn(client.get(), ReportProgress);
   char* path = nullptr;

@@ -1,8 +1,6 @@
 #include "symbolize/symbol_cache.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,32 +11,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
+#include "base/status_macros.h"
 #include "symbolize/elf_symbols.h"
 
 namespace profcpu::symbolize {
 namespace {
-
-constexpr uint32_t kGnuBuildIdNote = 3;  // NT_GNU_BUILD_ID
-
-struct ElfCloser {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
-
-// The build-id in the note data `data`, or "" when none of its notes is one.
-std::string BuildIdInNotes(Elf_Data* data) {
-  GElf_Nhdr header;
-  size_t offset = 0, name_offset = 0, desc_offset = 0;
-  while (offset < data->d_size &&
-         (offset = gelf_getnote(data, offset, &header, &name_offset, &desc_offset)) > 0) {
-    const char* bytes = static_cast<const char*>(data->d_buf);
-    if (header.n_type == kGnuBuildIdNote && header.n_namesz == 4 &&
-        absl::string_view(bytes + name_offset, 4) == absl::string_view("GNU\0", 4) &&
-        header.n_descsz > 0) {
-      return std::string(bytes + desc_offset, header.n_descsz);
-    }
-  }
-  return "";
-}
 
 // mkdir -p, for the cache's own directories.
 absl::Status MakeDirs(const std::string& path) {
@@ -64,22 +41,11 @@ std::string DefaultSymbolCacheDir() {
 }
 
 absl::StatusOr<std::string> ReadElfBuildId(int fd) {
-  if (!LibelfReady()) return absl::InternalError("libelf: elf_version failed");
-  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd, ELF_C_READ_MMAP, nullptr));
-  if (elf == nullptr || elf_kind(elf.get()) != ELF_K_ELF) {
-    return absl::InvalidArgumentError("not an ELF file");
-  }
-  // A separate debug file keeps .note.gnu.build-id as a section; a stripped
-  // file also has it in a PT_NOTE segment.
-  for (Elf_Scn* scn = elf_nextscn(elf.get(), nullptr); scn != nullptr;
-       scn = elf_nextscn(elf.get(), scn)) {
-    GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_NOTE) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr) continue;
-    if (std::string id = BuildIdInNotes(data); !id.empty()) return id;
-  }
-  return absl::NotFoundError("no GNU build-id");
+  // The symbolizer's own bounded reader: a download is outside input.
+  PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<ElfSymbols> elf,
+                           ElfSymbols::FromFd(fd, "the downloaded file"));
+  if (elf->build_id().empty()) return absl::NotFoundError("no GNU build-id");
+  return elf->build_id();
 }
 
 std::string SymbolCache::PathFor(absl::string_view build_id) const {

@@ -24,7 +24,8 @@ namespace profcpu::symbolize {
 std::string DefaultSymbolCacheDir();
 
 // The GNU build-id (NT_GNU_BUILD_ID) of the ELF file open at `fd`, as raw
-// bytes; NotFound when it has none, InvalidArgument when it is not ELF.
+// bytes, read by ElfSymbols; NotFound when it has none, an error when it is
+// not an ELF executable, shared object or debug file of one.
 absl::StatusOr<std::string> ReadElfBuildId(int fd);
 
 class SymbolCache {

@@ -85,10 +85,12 @@ std::string TimelineStream() {
   events += CompressedBlob(kAll | 0x2, 1, 1, 501, 501, 2'000'000, "");
   events += CompressedBlob(kAll, 2, 0, 0, 501, 100'000, GcStartPayload(1, 2, 1));
   events += CompressedBlob(kAll, 3, 0, 0, 501, 3'000'000, "");
-  events += CompressedBlob(kAll, 4, 0, 0, 777, 4'900'000, ExceptionPayload("App.A", "message"));  // t = 10 ms
+  // t = 10 ms
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 4'900'000, ExceptionPayload("App.A", "message"));
   events += CompressedBlob(kAll, 4, 0, 0, 778, 5'000'000, ExceptionPayload("App.A", "message"));
   events += CompressedBlob(kAll, 4, 0, 0, 777, 5'000'000, ExceptionPayload("App.B", "message"));
-  events += CompressedBlob(kAll, 4, 0, 0, 777, 50'000'000, ExceptionPayload("App.A", "message"));  // t = 70 ms
+  // t = 70 ms
+  events += CompressedBlob(kAll, 4, 0, 0, 777, 50'000'000, ExceptionPayload("App.A", "message"));
   w.Block("EventBlock", events);
   w.End();
   return w.bytes();
