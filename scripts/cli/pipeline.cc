@@ -1,5 +1,7 @@
 #include "scripts/cli/pipeline.h"
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -24,6 +26,32 @@ namespace profcpu::cli {
 
 namespace {
 
+// Seconds spent per stage, for profcpu.log: what the user waited for after
+// the collection (or postprocess) and where it went.
+class StageTimes {
+ public:
+  StageTimes() : start_(Now()), last_(start_) {}
+  void Done(absl::string_view stage) {
+    double now = Now();
+    absl::StrAppend(&text_, text_.empty() ? "" : ", ", stage, " ",
+                    absl::SixDigits(now - last_));
+    last_ = now;
+  }
+  std::string Summary() const {
+    return absl::StrCat("outputs built in ", absl::SixDigits(Now() - start_), " s (", text_, ")");
+  }
+
+ private:
+  static double Now() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  }
+  double start_;
+  double last_;
+  std::string text_;
+};
+
 // The native modules among those with unknown frames, with their build-ids,
 // most unknown frames first.
 std::vector<symbolize::ModuleToFetch> UnknownNativeModules(const fold::UnknownFrames& unknown,
@@ -46,6 +74,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   const std::string& dir = options.dir;
   auto path = [&dir](const char* name) { return absl::StrCat(dir, "/", name); };
   PipelineResult result;
+  StageTimes times;
   // Recording -> normalized stacks and the locations to name (fold's replay,
   // which asks symbolize for JIT generations and unwound DWARF stacks).
   PROFCPU_ASSIGN_OR_RETURN(auto reader, recording::RecordingReader::Open(path(kRecordingFile)));
@@ -59,6 +88,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
     log->Warn("the recording ends early (profcpu was stopped abruptly or the disk filled); "
               "using everything up to its last complete record");
   }
+  times.Done("replay");
   log->Info(absl::StrCat("replayed ", summary.samples, " samples, ", built.requests.size(),
                          " distinct code locations, ", built.modules.size(), " modules"));
   fold::LogDotnetOsr(summary.dotnet_osr, summary.header.callgraph == "fp+cfi", log);
@@ -73,6 +103,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   result.symbols = std::move(resolved.stats);
   result.jit_files = std::move(resolved.jit_files);
   result.files_written.push_back(kSymbolsFile);
+  times.Done("symbols");
   fold::Profile& profile = built.profile;
   profile.SetSymbols(std::move(resolved.table));
   profile.SetModules(std::move(built.modules));
@@ -94,6 +125,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
   const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
   PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFoldedFile), fold::FormatFolded(folded)));
+  times.Done("folded");
   // The .NET runtimes' events (dotnet/PID.nettrace): their GC pauses and
   // exceptions go on the time axis of perf_script.out and profile.html.
   result.dotnet_events = ReadDotnetEvents(dir, log);
@@ -102,6 +134,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   script_options.events = PerfScriptEventsOf(result.dotnet_events);
   PROFCPU_RETURN_IF_ERROR(
       fold::WritePerfScriptFile(profile, script_options, path(kPerfScriptFile)));
+  times.Done("perf_script");
 
   render::FlameGraphOptions graph =
       render::DefaultGraphOptions(summary.mode, summary.microseconds, summary.header.target);
@@ -114,6 +147,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
           graph_fold.annotate_kernel ? fold::FoldCounts(profile, counts, graph_fold) : folded,
           graph));
   PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFlameGraphFile), svg));
+  times.Done("svg");
   for (const char* name : {kFoldedFile, kPerfScriptFile, kFlameGraphFile}) {
     result.files_written.push_back(name);
   }
@@ -122,6 +156,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
         WriteProfilePage(profile, {&summary, graph_fold, graph, 0, &result.dotnet_events},
                          path(render::kProfilePageFile)));
     result.files_written.push_back(render::kProfilePageFile);
+    times.Done("html");
   }
 
   PROFCPU_RETURN_IF_ERROR(WriteExports(options.outputs, dir, summary, profile,
@@ -129,6 +164,8 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
                                        &result.exports));
   result.files_written.insert(result.files_written.end(), result.exports.begin(),
                               result.exports.end());
+  times.Done("exports");
+  log->Info(times.Summary());
   return result;
 }
 
