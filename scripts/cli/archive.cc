@@ -1,7 +1,5 @@
 #include "scripts/cli/archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,38 +12,42 @@
 #include "absl/strings/str_split.h"
 #include "base/errno_status.h"
 #include "base/file_io.h"
+#include "base/status_macros.h"
 #include "base/unique_fd.h"
+#include "scripts/cli/libarchive_api.h"
 
 namespace profcpu::cli {
 namespace {
 
 struct ArchiveDeleter {
-  void operator()(archive* a) const { archive_free(a); }
+  const LibArchive* api;
+  void operator()(archive* a) const { api->free_archive(a); }
 };
 using ArchivePtr = std::unique_ptr<archive, ArchiveDeleter>;
 
 struct EntryDeleter {
-  void operator()(archive_entry* e) const { archive_entry_free(e); }
+  const LibArchive* api;
+  void operator()(archive_entry* e) const { api->entry_free(e); }
 };
 
-absl::Status ArchiveError(archive* a, absl::string_view what) {
-  const char* message = archive_error_string(a);
+absl::Status ArchiveError(const LibArchive& api, archive* a, absl::string_view what) {
+  const char* message = api.error_string(a);
   return absl::InternalError(absl::StrCat(what, ": ", message ? message : "unknown error"));
 }
 
-absl::Status AddFile(archive* a, const ArchiveEntry& entry) {
+absl::Status AddFile(const LibArchive& api, archive* a, const ArchiveEntry& entry) {
   base::UniqueFd fd(::open(entry.source_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return base::ErrnoStatus(errno, absl::StrCat("open ", entry.source_path));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return base::ErrnoStatus(errno, "stat");
-  std::unique_ptr<archive_entry, EntryDeleter> header(archive_entry_new());
-  archive_entry_set_pathname(header.get(), entry.name.c_str());
-  archive_entry_set_size(header.get(), st.st_size);
-  archive_entry_set_filetype(header.get(), AE_IFREG);
-  archive_entry_set_perm(header.get(), 0644);
-  archive_entry_set_mtime(header.get(), st.st_mtim.tv_sec, 0);
-  if (archive_write_header(a, header.get()) != ARCHIVE_OK) {
-    return ArchiveError(a, absl::StrCat("add ", entry.name));
+  std::unique_ptr<archive_entry, EntryDeleter> header(api.entry_new(), EntryDeleter{&api});
+  api.entry_set_pathname(header.get(), entry.name.c_str());
+  api.entry_set_size(header.get(), st.st_size);
+  api.entry_set_filetype(header.get(), AE_IFREG);
+  api.entry_set_perm(header.get(), 0644);
+  api.entry_set_mtime(header.get(), st.st_mtim.tv_sec, 0);
+  if (api.write_header(a, header.get()) != ARCHIVE_OK) {
+    return ArchiveError(api, a, absl::StrCat("add ", entry.name));
   }
   char buffer[256 * 1024];
   int64_t remaining = st.st_size;  // the header promised this many bytes
@@ -55,8 +57,8 @@ absl::Status AddFile(archive* a, const ArchiveEntry& entry) {
     if (n < 0) return base::ErrnoStatus(errno, absl::StrCat("read ", entry.source_path));
     if (n == 0) return absl::DataLossError(absl::StrCat(entry.source_path, " shrank while archived"));
     if (n > remaining) n = static_cast<ssize_t>(remaining);
-    if (archive_write_data(a, buffer, static_cast<size_t>(n)) != n) {
-      return ArchiveError(a, absl::StrCat("write ", entry.name));
+    if (api.write_data(a, buffer, static_cast<size_t>(n)) != n) {
+      return ArchiveError(api, a, absl::StrCat("write ", entry.name));
     }
     remaining -= n;
   }
@@ -100,24 +102,25 @@ absl::Status WriteTarGz(const std::string& archive_path, const std::vector<Archi
 
 absl::Status WriteArchive(const std::string& archive_path, ArchiveFormat format,
                           const std::vector<ArchiveEntry>& entries) {
+  PROFCPU_ASSIGN_OR_RETURN(const LibArchive* api, LoadLibArchive());
   std::string temp_path = archive_path + ".partial";
-  ArchivePtr a(archive_write_new());
+  ArchivePtr a(api->write_new(), ArchiveDeleter{api});
   if (format == ArchiveFormat::kZip) {
-    archive_write_set_format_zip(a.get());  // deflated entries, as PerfView reads them
+    api->write_set_format_zip(a.get());  // deflated entries, as PerfView reads them
   } else {
-    archive_write_add_filter_gzip(a.get());
-    archive_write_set_format_pax_restricted(a.get());
+    api->write_add_filter_gzip(a.get());
+    api->write_set_format_pax_restricted(a.get());
   }
-  if (archive_write_open_filename(a.get(), temp_path.c_str()) != ARCHIVE_OK) {
-    return ArchiveError(a.get(), absl::StrCat("create ", temp_path));
+  if (api->write_open_filename(a.get(), temp_path.c_str()) != ARCHIVE_OK) {
+    return ArchiveError(*api, a.get(), absl::StrCat("create ", temp_path));
   }
   absl::Status status;
   for (const ArchiveEntry& entry : entries) {
-    status = AddFile(a.get(), entry);
+    status = AddFile(*api, a.get(), entry);
     if (!status.ok()) break;
   }
-  if (archive_write_close(a.get()) != ARCHIVE_OK && status.ok()) {
-    status = ArchiveError(a.get(), absl::StrCat("finish ", temp_path));
+  if (api->write_close(a.get()) != ARCHIVE_OK && status.ok()) {
+    status = ArchiveError(*api, a.get(), absl::StrCat("finish ", temp_path));
   }
   if (status.ok()) {
     // Durable before it takes the final name.
@@ -134,12 +137,13 @@ absl::Status WriteArchive(const std::string& archive_path, ArchiveFormat format,
 absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive_path,
                                                       const std::string& dest_dir,
                                                       const ExtractLimits& limits) {
-  ArchivePtr a(archive_read_new());
-  archive_read_support_filter_gzip(a.get());
-  archive_read_support_filter_none(a.get());
-  archive_read_support_format_tar(a.get());
-  if (archive_read_open_filename(a.get(), archive_path.c_str(), 256 * 1024) != ARCHIVE_OK) {
-    return ArchiveError(a.get(), absl::StrCat("open ", archive_path));
+  PROFCPU_ASSIGN_OR_RETURN(const LibArchive* api, LoadLibArchive());
+  ArchivePtr a(api->read_new(), ArchiveDeleter{api});
+  api->read_support_filter_gzip(a.get());
+  api->read_support_filter_none(a.get());
+  api->read_support_format_tar(a.get());
+  if (api->read_open_filename(a.get(), archive_path.c_str(), 256 * 1024) != ARCHIVE_OK) {
+    return ArchiveError(*api, a.get(), absl::StrCat("open ", archive_path));
   }
   base::UniqueFd dir(::open(dest_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return base::ErrnoStatus(errno, absl::StrCat("open ", dest_dir));
@@ -149,22 +153,22 @@ absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive
   uint32_t count = 0;
   archive_entry* header;
   while (true) {
-    int r = archive_read_next_header(a.get(), &header);
+    int r = api->read_next_header(a.get(), &header);
     if (r == ARCHIVE_EOF) break;
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-      return ArchiveError(a.get(), absl::StrCat("read ", archive_path));
+      return ArchiveError(*api, a.get(), absl::StrCat("read ", archive_path));
     }
     if (++count > limits.max_entries) {
       return absl::ResourceExhaustedError(absl::StrCat(archive_path, " has too many entries"));
     }
-    const char* raw_name = archive_entry_pathname(header);
+    const char* raw_name = api->entry_pathname(header);
     std::string name = raw_name ? raw_name : "";
-    if (archive_entry_filetype(header) == AE_IFDIR) continue;
-    if (archive_entry_filetype(header) != AE_IFREG || !IsSafeRelativePath(name)) {
+    if (api->entry_filetype(header) == AE_IFDIR) continue;
+    if (api->entry_filetype(header) != AE_IFREG || !IsSafeRelativePath(name)) {
       return absl::DataLossError(absl::StrCat(archive_path, ": refusing entry '", name,
                                               "' (only plain relative files are allowed)"));
     }
-    int64_t size = archive_entry_size(header);
+    int64_t size = api->entry_size(header);
     if (size < 0 || static_cast<uint64_t>(size) > limits.max_entry_bytes ||
         total + static_cast<uint64_t>(size) > limits.max_total_bytes) {
       return absl::ResourceExhaustedError(
@@ -177,8 +181,8 @@ absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive
     char buffer[256 * 1024];
     uint64_t written = 0;
     while (true) {
-      la_ssize_t n = archive_read_data(a.get(), buffer, sizeof(buffer));
-      if (n < 0) return ArchiveError(a.get(), absl::StrCat("read ", name));
+      la_ssize_t n = api->read_data(a.get(), buffer, sizeof(buffer));
+      if (n < 0) return ArchiveError(*api, a.get(), absl::StrCat("read ", name));
       if (n == 0) break;
       written += static_cast<uint64_t>(n);
       if (written > static_cast<uint64_t>(size)) {

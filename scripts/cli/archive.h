@@ -1,7 +1,8 @@
-// prof.tar.gz in and out (and zips out), through libarchive. Writing goes to a temporary
-// name renamed into place only when complete, so a full disk never leaves a
-// half-written archive posing as a good one. Reading treats the archive as
-// hostile: only regular files, no absolute paths or "..", bounded sizes.
+// prof.tar.gz in and out (and zips out), through libarchive (loaded at first
+// use: libarchive_api.h). Writing goes to a temporary name renamed into place
+// only when complete, so a full disk never leaves a half-written archive
+// posing as a good one. Reading treats the archive as hostile: only regular
+// files, no absolute paths or "..", bounded sizes.
 #ifndef PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
 #define PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
 
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace profcpu::cli {

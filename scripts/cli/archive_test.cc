@@ -1,13 +1,13 @@
 #include "scripts/cli/archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 
 #include "base/file_io.h"
+#include "base/shared_library.h"
 #include "gtest/gtest.h"
+#include "scripts/cli/libarchive_api.h"
 
 namespace profcpu::cli {
 namespace {
@@ -18,23 +18,29 @@ std::string FreshDir(const char* name) {
   return dir;
 }
 
-// Writes a tar.gz whose single entry has `name`, the way a hostile archive would.
+// Writes a tar.gz whose single entry has `name`, the way a hostile archive would
+// (through the library profcpu loads, plus the one call it never makes).
 void WriteRawArchive(const std::string& path, const char* name, int type) {
-  archive* a = archive_write_new();
-  archive_write_add_filter_gzip(a);
-  archive_write_set_format_pax_restricted(a);
-  archive_write_open_filename(a, path.c_str());
-  archive_entry* e = archive_entry_new();
-  archive_entry_set_pathname(e, name);
-  archive_entry_set_filetype(e, static_cast<unsigned>(type));
-  archive_entry_set_perm(e, 0644);
-  if (type == AE_IFLNK) archive_entry_set_symlink(e, "/etc/passwd");
-  archive_entry_set_size(e, type == AE_IFREG ? 3 : 0);
-  archive_write_header(a, e);
-  if (type == AE_IFREG) archive_write_data(a, "abc", 3);
-  archive_entry_free(e);
-  archive_write_close(a);
-  archive_write_free(a);
+  const LibArchive* api = *LoadLibArchive();
+  auto lib = base::SharedLibrary::Open("libarchive.so.13", "libarchive13");
+  ASSERT_TRUE(lib.ok()) << lib.status();
+  void (*set_symlink)(archive_entry*, const char*) = nullptr;
+  ASSERT_TRUE(lib->Get("archive_entry_set_symlink", &set_symlink).ok());
+  archive* a = api->write_new();
+  api->write_add_filter_gzip(a);
+  api->write_set_format_pax_restricted(a);
+  api->write_open_filename(a, path.c_str());
+  archive_entry* e = api->entry_new();
+  api->entry_set_pathname(e, name);
+  api->entry_set_filetype(e, static_cast<unsigned>(type));
+  api->entry_set_perm(e, 0644);
+  if (type == AE_IFLNK) set_symlink(e, "/etc/passwd");
+  api->entry_set_size(e, type == AE_IFREG ? 3 : 0);
+  api->write_header(a, e);
+  if (type == AE_IFREG) api->write_data(a, "abc", 3);
+  api->entry_free(e);
+  api->write_close(a);
+  api->free_archive(a);
 }
 
 TEST(ArchiveTest, RoundTripsFilesAndSubdirectories) {
