@@ -11,6 +11,9 @@ pkg_check_modules(LIBDEBUGINFOD REQUIRED IMPORTED_TARGET libdebuginfod)  # debug
 find_package(absl REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(Threads REQUIRED)
+find_package(ZLIB REQUIRED)      # here, not only where used, so StaticDeps.cmake sees the targets
+find_package(Protobuf REQUIRED)
 if(PROFCPU_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
+include(${CMAKE_CURRENT_LIST_DIR}/StaticDeps.cmake)

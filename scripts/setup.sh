@@ -19,6 +19,7 @@ packages=(
   libelf-dev libdw-dev libzstd-dev libabsl-dev
   libgtest-dev libgmock-dev libbpf-dev libarchive-dev nlohmann-json3-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler  # the pprof export (render/proto/profile.proto)
+  liblzma-dev libbz2-dev  # libdw.a's decompressors (static link: cmake/StaticDeps.cmake)
   libcurl4-openssl-dev libdebuginfod-dev  # debug files from SSQP and debuginfod servers
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
   python3 libxml2-dev     # configure-time: the integration tests' runner, the fuzzers' XML check
