@@ -61,7 +61,7 @@ FoldedProfile DiffFolded(const FoldedProfile& before, const FoldedProfile& after
   uint64_t total_before = 0, total_after = 0;
   auto add = [&](const FoldedProfile& profile, int from, bool is_after) {
     for (const FoldedStack& stack : profile.stacks) {
-      std::string text = absl::StrJoin(stack.frames, ";");
+      std::string text = profile.JoinedText(stack);
       if (options.strip_hex) text = StripHex(text);
       const uint64_t count = ToDecimals(stack.count, from, decimals);
       auto& slot = counts[std::move(text)];
@@ -88,12 +88,10 @@ FoldedProfile DiffFolded(const FoldedProfile& before, const FoldedProfile& after
   diff.stacks.reserve(sorted.size());
   const bool normalize = options.normalize && total_before != total_after && total_before != 0;
   for (auto& [text, pair] : sorted) {
-    FoldedStack& stack = diff.stacks.emplace_back();
     // Split as flamegraph.pl will: the joined text is what both tools see.
     std::vector<absl::string_view> frames;
     SplitFoldedFrames(text, &frames);
-    stack.frames.reserve(frames.size());
-    for (absl::string_view frame : frames) stack.frames.emplace_back(frame);
+    FoldedStack& stack = diff.AddStack(frames, 0);
     stack.baseline = pair.first;
     if (normalize) {
       // Perl's int($count * $total2 / $total1), in doubles as Perl computes it.

@@ -102,9 +102,7 @@ absl::StatusOr<FoldedProfile> ReadFoldedProfile(LineReader& reader, FoldedReadSt
       continue;
     }
     SplitFoldedFrames(parsed.stack, &frames);
-    FoldedStack& stack = profile.stacks.emplace_back();
-    stack.frames.reserve(frames.size());
-    for (absl::string_view frame : frames) stack.frames.emplace_back(frame);
+    profile.AddStack(frames, 0);
     counts.push_back(parsed.count);
     // A one-count line in a differential file is taken as unchanged.
     baselines.push_back(parsed.differential ? parsed.baseline : parsed.count);

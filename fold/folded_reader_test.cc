@@ -14,7 +14,9 @@ namespace {
 
 using ::testing::ElementsAre;
 
-std::string JoinedFrames(const FoldedStack& stack) { return absl::StrJoin(stack.frames, "|"); }
+std::string JoinedFrames(const FoldedProfile& profile, const FoldedStack& stack) {
+  return absl::StrJoin(profile.FrameNames(stack), "|");
+}
 
 TEST(FoldedReaderTest, ParsesLikeFlamegraphPl) {
   FoldedLine line;
@@ -87,7 +89,7 @@ TEST(FoldedReaderTest, ReadsAProfile) {
   ASSERT_EQ(profile.stacks.size(), 3u);
   EXPECT_FALSE(profile.differential);
   EXPECT_DOUBLE_EQ(profile.count_unit, 0.1);
-  EXPECT_EQ(JoinedFrames(profile.stacks[0]), "main|a");
+  EXPECT_EQ(JoinedFrames(profile, profile.stacks[0]), "main|a");
   EXPECT_EQ(profile.stacks[0].count, 30u);
   EXPECT_EQ(profile.stacks[1].count, 15u);
   // Written back in the same unit.

@@ -1,13 +1,21 @@
 #include "fold/folded_writer.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <tuple>
 #include <numeric>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
+#include "base/errno_status.h"
 #include "fold/frame_name.h"
 #include "fold/location_namer.h"
 #include "fold/perf_script_format.h"
@@ -47,55 +55,167 @@ FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options) {
   return FoldCounts(profile, CountStacks(profile, options), options);
 }
 
+namespace {
+
+// stackcollapse sorts stacks by their joined text, bytewise ("a!b" sorts
+// before "a;b"). Over interned frames that is: the first frame that differs
+// decides, compared as the name followed by what comes after it in the text
+// (';' if more frames follow, the end of the text otherwise). Names never
+// hold ';' (the naming rules turn it into ':').
+std::string TextFrom(const std::vector<uint32_t>& frames, size_t i,
+                     const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t first = i; i < frames.size(); ++i) {
+    absl::StrAppend(&text, i == first ? "" : ";", names[frames[i]]);
+  }
+  return text;
+}
+
+bool JoinedTextLess(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
+                    const std::vector<std::string>& names,
+                    const std::vector<bool>& has_semicolon) {
+  const size_t common = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < common && a[i] == b[i]) ++i;
+  if (i == common) return a.size() < b.size();  // a prefix sorts first
+  if (has_semicolon[a[i]] || has_semicolon[b[i]]) {
+    // A comm holding ';' (frame names never do): compare the texts.
+    return TextFrom(a, i, names) < TextFrom(b, i, names);
+  }
+  const absl::string_view x = names[a[i]], y = names[b[i]];
+  const size_t bytes = std::min(x.size(), y.size());
+  if (bytes > 0) {
+    const int order = std::memcmp(x.data(), y.data(), bytes);
+    if (order != 0) return order < 0;
+  }
+  // One name is a prefix of the other (they differ, so not equal): the
+  // shorter one is followed by ';' or by the end of its text.
+  if (x.size() < y.size()) {
+    return i + 1 == a.size() || static_cast<unsigned char>(y[bytes]) > ';';
+  }
+  return i + 1 != b.size() && static_cast<unsigned char>(x[bytes]) < ';';
+}
+
+// Distinct stacks by their frame ids: a set of indices into `stacks`, hashed
+// and compared by the frames they point at (no second copy of the frames).
+struct FramesHash {
+  using is_transparent = void;
+  const std::vector<FoldedStack>* stacks;
+  size_t operator()(absl::Span<const uint32_t> frames) const {
+    return absl::Hash<absl::Span<const uint32_t>>()(frames);
+  }
+  size_t operator()(size_t index) const {
+    return (*this)(absl::MakeConstSpan((*stacks)[index].frames));
+  }
+};
+struct FramesEq {
+  using is_transparent = void;
+  const std::vector<FoldedStack>* stacks;
+  absl::Span<const uint32_t> Frames(size_t index) const { return (*stacks)[index].frames; }
+  absl::Span<const uint32_t> Frames(absl::Span<const uint32_t> frames) const { return frames; }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return Frames(a) == Frames(b);
+  }
+};
+
+// With a comm holding ';', different frame lists can join into one text
+// ("a;b" + "c" and "a" + "b;c"); stackcollapse merges by text, so merge them.
+void MergeAlikeTexts(const FoldedProfile& folded, std::vector<FoldedStack>* stacks) {
+  absl::flat_hash_map<std::string, size_t> by_text;
+  std::vector<FoldedStack> merged;
+  for (FoldedStack& stack : *stacks) {
+    auto [it, inserted] = by_text.try_emplace(folded.JoinedText(stack), merged.size());
+    if (inserted) {
+      merged.push_back(std::move(stack));
+    } else {
+      merged[it->second].count += stack.count;
+    }
+  }
+  *stacks = std::move(merged);
+}
+
+}  // namespace
+
 FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts,
                          const FoldOptions& options) {
   const auto& counts = stack_counts.weights;
-  // Different stacks may name alike, so merge by text.
+  FoldedProfile folded;
   LocationNamer namer(profile, options);
-  absl::flat_hash_map<uint32_t, std::string> comms;
-  std::vector<std::string> texts;
-  std::vector<FoldedStack> stacks;
-  absl::flat_hash_map<std::string, size_t> index;
-  std::string text;
-  for (const auto& [key, count] : counts) {
-    auto [comm, inserted] = comms.try_emplace(key.comm);
-    if (inserted) comm->second = SanitizeComm(profile.string(key.comm));
-    // As printed in the perf script header ("%5d/%-5d").
-    std::string pid_text = absl::StrCat(static_cast<int32_t>(key.pid));
-    std::string tid_text = absl::StrCat(static_cast<int32_t>(key.tid));
-    FoldedStack stack;
-    stack.frames.emplace_back();
-    AppendRootName(comm->second, pid_text, tid_text, options.include_pid, options.include_tid,
-                   &stack.frames.back());
-    const bool java = IsJavaRoot(stack.frames.back());
-    text = stack.frames.back();
-    const std::vector<uint32_t>& locations = profile.stack(key.stack);
-    for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
-      for (const std::string& name : namer.Names(*it, java)) {
-        stack.frames.push_back(name);
-        absl::StrAppend(&text, ";", name);
+  // Each location's names as ids, once per Java-ness of the root.
+  std::vector<std::vector<uint32_t>> location_names[2];
+  std::vector<bool> named[2];
+  for (int java = 0; java < 2; ++java) {
+    location_names[java].resize(profile.location_count());
+    named[java].assign(profile.location_count(), false);
+  }
+  auto names_of = [&](uint32_t location, bool java) -> const std::vector<uint32_t>& {
+    std::vector<uint32_t>& ids = location_names[java][location];
+    if (!named[java][location]) {
+      named[java][location] = true;
+      for (const std::string& name : namer.Names(location, java)) {
+        ids.push_back(folded.InternName(name));
       }
     }
-    auto [slot, added] = index.try_emplace(text, stacks.size());
-    if (added) {
-      stack.count = count;
-      stacks.push_back(std::move(stack));
-      texts.push_back(text);
+    return ids;
+  };
+  // The root frame per (comm, pid, tid), and whether it is a Java root.
+  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint32_t, bool>> roots;
+  absl::flat_hash_map<uint32_t, std::string> comms;
+  std::string root_name;
+  auto root_of = [&](const StackKey& key) -> std::pair<uint32_t, bool> {
+    auto [it, inserted] = roots.try_emplace(std::make_tuple(key.comm, key.pid, key.tid));
+    if (inserted) {
+      auto [comm, new_comm] = comms.try_emplace(key.comm);
+      if (new_comm) comm->second = SanitizeComm(profile.string(key.comm));
+      // As printed in the perf script header ("%5d/%-5d").
+      root_name.clear();
+      AppendRootName(comm->second, absl::StrCat(static_cast<int32_t>(key.pid)),
+                     absl::StrCat(static_cast<int32_t>(key.tid)), options.include_pid,
+                     options.include_tid, &root_name);
+      it->second = {folded.InternName(root_name), IsJavaRoot(root_name)};
+    }
+    return it->second;
+  };
+
+  // Different stacks may name alike: merge by frames.
+  std::vector<FoldedStack> stacks;
+  stacks.reserve(counts.size());
+  absl::flat_hash_set<size_t, FramesHash, FramesEq> index(counts.size(), FramesHash{&stacks},
+                                                           FramesEq{&stacks});
+  std::vector<uint32_t> frames;
+  for (const auto& [key, count] : counts) {
+    const auto [root, java] = root_of(key);
+    frames.clear();
+    frames.push_back(root);
+    const std::vector<uint32_t>& locations = profile.stack(key.stack);
+    for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
+      const std::vector<uint32_t>& ids = names_of(*it, java);
+      frames.insert(frames.end(), ids.begin(), ids.end());
+    }
+    auto found = index.find(absl::MakeConstSpan(frames));
+    if (found != index.end()) {
+      stacks[*found].count += count;
     } else {
-      stacks[slot->second].count += count;
+      FoldedStack& stack = stacks.emplace_back();
+      stack.frames = frames;
+      stack.count = count;
+      index.insert(stacks.size() - 1);
     }
   }
 
-  // stackcollapse sorts by the joined text, bytewise (not frame by frame:
-  // "a!b" sorts before "a;b").
-  std::vector<size_t> order(stacks.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&texts](size_t a, size_t b) {
-    return absl::string_view(texts[a]) < absl::string_view(texts[b]);
+  const std::vector<std::string>& names = folded.names();
+  std::vector<bool> has_semicolon(names.size());
+  bool any_semicolon = false;
+  for (size_t i = 0; i < names.size(); ++i) {
+    has_semicolon[i] = absl::StrContains(names[i], ';');
+    any_semicolon = any_semicolon || has_semicolon[i];
+  }
+  if (any_semicolon) MergeAlikeTexts(folded, &stacks);
+  std::sort(stacks.begin(), stacks.end(), [&](const FoldedStack& a, const FoldedStack& b) {
+    return JoinedTextLess(a.frames, b.frames, names, has_semicolon);
   });
-  FoldedProfile folded;
-  folded.stacks.reserve(stacks.size());
-  for (size_t i : order) folded.stacks.push_back(std::move(stacks[i]));
+  folded.stacks = std::move(stacks);
   return folded;
 }
 
@@ -123,11 +243,12 @@ void AppendCount(uint64_t count, int decimals, std::string* out) {
 absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out) {
   int decimals = 0;
   for (double unit = folded.count_unit; unit < 0.99 && decimals < 18; unit *= 10) ++decimals;
+  const std::vector<std::string>& names = folded.names();
   for (const FoldedStack& stack : folded.stacks) {
     std::string* buffer = out->buffer();
     for (size_t i = 0; i < stack.frames.size(); ++i) {
       if (i > 0) buffer->push_back(';');
-      buffer->append(stack.frames[i]);
+      buffer->append(names[stack.frames[i]]);
     }
     if (folded.differential) {
       buffer->push_back(' ');
@@ -146,6 +267,10 @@ std::string FormatFolded(const FoldedProfile& folded) {
   OutputBuffer out(&text);
   WriteFolded(folded, &out).IgnoreError();  // a string sink cannot fail
   return text;
+}
+
+absl::Status WriteFoldedFile(const FoldedProfile& folded, const std::string& path) {
+  return WriteFileThrough(path, [&](OutputBuffer* out) { return WriteFolded(folded, out); });
 }
 
 }  // namespace profcpu::fold

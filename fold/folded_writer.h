@@ -93,6 +93,8 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& counts,
 // "frame;frame;... count\n" per stack, in the FoldedProfile's order.
 absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out);
 std::string FormatFolded(const FoldedProfile& folded);
+// WriteFolded into a new file at `path`, streamed.
+absl::Status WriteFoldedFile(const FoldedProfile& folded, const std::string& path);
 
 }  // namespace profcpu::fold
 

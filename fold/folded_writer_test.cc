@@ -48,8 +48,8 @@ TEST(FoldedWriterTest, FoldsRootFirstAndCountsSamples) {
 TEST(FoldedWriterTest, FramesAreKeptSeparately) {
   FoldedProfile folded = FoldProfile(MakeProfile());
   ASSERT_EQ(folded.stacks.size(), 3u);
-  EXPECT_EQ(folded.stacks[0].frames,
-            (std::vector<std::string>{"V8_Worker", "[unknown]", "[libc.so.6]", "outer_fn",
+  EXPECT_EQ(folded.FrameNames(folded.stacks[0]),
+            (std::vector<absl::string_view>{"V8_Worker", "[unknown]", "[libc.so.6]", "outer_fn",
                                       "inner_fn", "[[kernel.kallsyms]]"}));
   EXPECT_EQ(folded.stacks[0].count, 2u);
   EXPECT_EQ(folded.count_name, "samples");
@@ -159,7 +159,7 @@ void ExpectSameAsStackcollapse(const Profile& profile, const std::string& label)
     ASSERT_EQ(by_samples.stacks.size(), want_lines.size()) << label << " " << v.name;
     for (size_t i = 0; i < want_lines.size(); ++i) {
       std::string stack = want_lines[i].substr(0, want_lines[i].rfind(' '));
-      EXPECT_EQ(absl::StrJoin(by_samples.stacks[i].frames, ";"), stack) << label << " " << v.name;
+      EXPECT_EQ(by_samples.JoinedText(by_samples.stacks[i]), stack) << label << " " << v.name;
     }
   }
 }

@@ -55,7 +55,8 @@ FrameTree BuildFlameGraphTree(const fold::FoldedProfile& profile,
   FrameTree::Builder builder(tree_options);
   std::vector<absl::string_view> frames;
   for (const fold::FoldedStack& stack : profile.stacks) {
-    frames.assign(stack.frames.begin(), stack.frames.end());
+    frames.clear();
+    for (uint32_t id : stack.frames) frames.push_back(profile.name(id));
     builder.Add(shaper.Shape(frames), stack.count,
                 profile.differential ? FoldedDelta(stack) : 0);
   }

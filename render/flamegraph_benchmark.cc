@@ -29,24 +29,25 @@ fold::FoldedProfile SyntheticProfile() {
   std::mt19937_64 random(42);
   const char* const kComms[] = {"java", "node", "dotnet", "nginx", "postgres"};
   fold::FoldedProfile profile;
+  std::vector<std::string> frames;
   for (int i = 0; i < kStacks; ++i) {
-    fold::FoldedStack stack;
+    frames.clear();
     uint64_t state = random() % 5;
-    stack.frames.push_back(kComms[state]);
+    frames.push_back(kComms[state]);
     const int depth = 8 + static_cast<int>(random() % 40);
     for (int d = 0; d < depth; ++d) {
       state = state * 7 + random() % (d < 6 ? 3 : 8);
       const uint64_t id = state % 20'000;
-      stack.frames.push_back(absl::StrCat("ns", id % 37, "::Class", id % 211, "::method_", id,
-                                          "(int, std::string const&)"));
+      frames.push_back(absl::StrCat("ns", id % 37, "::Class", id % 211, "::method_", id,
+                                    "(int, std::string const&)"));
     }
-    stack.count = 1 + random() % 50;
-    profile.stacks.push_back(std::move(stack));
+    std::vector<absl::string_view> views(frames.begin(), frames.end());
+    profile.AddStack(views, 1 + random() % 50);
   }
   // Sorted by the joined text, as stackcollapse writes folded stacks.
   std::sort(profile.stacks.begin(), profile.stacks.end(),
-            [](const fold::FoldedStack& a, const fold::FoldedStack& b) {
-              return absl::StrJoin(a.frames, ";") < absl::StrJoin(b.frames, ";");
+            [&profile](const fold::FoldedStack& a, const fold::FoldedStack& b) {
+              return profile.JoinedText(a) < profile.JoinedText(b);
             });
   return profile;
 }
@@ -54,7 +55,7 @@ fold::FoldedProfile SyntheticProfile() {
 std::string FoldedText(const fold::FoldedProfile& profile) {
   std::string text;
   for (const fold::FoldedStack& stack : profile.stacks) {
-    absl::StrAppend(&text, absl::StrJoin(stack.frames, ";"), " ", stack.count, "\n");
+    absl::StrAppend(&text, profile.JoinedText(stack), " ", stack.count, "\n");
   }
   return text;
 }

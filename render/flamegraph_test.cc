@@ -79,8 +79,8 @@ TEST(FlameGraphTest, HostileNamesAreEscaped) {
       "</title><script>alert(2)</script>", "<![CDATA[x]]>", "&lt;", "<!--", "-->",
       std::string("nul\0byte", 8), "\xED\xA0\x80surrogate", "x\" onload=\"alert(3)"};
   fold::FoldedProfile profile;
-  for (const std::string& name : names) profile.stacks.push_back({{"comm", name}, 5});
-  profile.stacks.push_back({{"comm", "tail"}, 5});
+  for (const std::string& name : names) profile.AddStack({"comm", name}, 5);
+  profile.AddStack({"comm", "tail"}, 5);
   FlameGraphOptions options;
   options.width = 20000;  // room for every label in full
   options.title = "<b>title</b>";
@@ -239,7 +239,7 @@ TEST(FlameGraphTest, ControlsAndScriptPresent) {
 TEST(FlameGraphTest, DeepStacksRender) {
   fold::FoldedProfile profile;
   fold::FoldedStack stack;
-  for (int i = 0; i < 20000; ++i) stack.frames.push_back(absl::StrCat("f", i));
+  for (int i = 0; i < 20000; ++i) stack.frames.push_back(profile.InternName(absl::StrCat("f", i)));
   stack.count = 1;
   profile.stacks.push_back(stack);
   const std::vector<Frame> frames = ParseFrames(Render(profile));

@@ -24,7 +24,8 @@ inline fold::FoldedProfile Profile(
     const std::vector<std::pair<std::string, uint64_t>>& lines) {
   fold::FoldedProfile profile;
   for (const auto& [stack, count] : lines) {
-    profile.stacks.push_back({absl::StrSplit(stack, ';'), count});
+    std::vector<absl::string_view> frames = absl::StrSplit(stack, ';');
+    profile.AddStack(frames, count);
   }
   return profile;
 }

@@ -25,11 +25,8 @@ fold::FoldedProfile Differential(
   fold::FoldedProfile profile;
   profile.differential = true;
   for (const auto& [stack, before, after] : lines) {
-    fold::FoldedStack folded;
-    folded.frames = absl::StrSplit(stack, ';');
-    folded.baseline = before;
-    folded.count = after;
-    profile.stacks.push_back(folded);
+    std::vector<absl::string_view> frames = absl::StrSplit(stack, ';');
+    profile.AddStack(frames, after, before);
   }
   return profile;
 }
@@ -217,7 +214,7 @@ TEST(FlameGraphVariantsTest, CoolSubtreeIsBlueWhateverThePalette) {
 
 TEST(FlameGraphVariantsTest, RandomColoursDifferBackgroundsApply) {
   fold::FoldedProfile profile;
-  for (int i = 0; i < 50; ++i) profile.stacks.push_back({{absl::StrCat("p", i), "same"}, 1});
+  for (int i = 0; i < 50; ++i) profile.AddStack({absl::StrCat("p", i), "same"}, 1);
   FlameGraphOptions options;
   options.random_colors = true;
   // 50 frames named alike: one colour each by name, many at random.

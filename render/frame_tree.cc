@@ -124,14 +124,37 @@ uint32_t FrameTree::Builder::NewNode(uint32_t parent, uint32_t name) {
   return id;
 }
 
-void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_t count,
-                             int64_t delta) {
+bool FrameTree::Builder::Skips(uint64_t count, int64_t delta) {
   if (options_.differential) tree_.max_delta_ = std::max(tree_.max_delta_, Magnitude(delta));
   // A stack that vanished ("a;b 4 0") still carries its change: flamegraph.pl
   // opens its frames with no width and keeps the delta on its last frame,
   // which later stacks through that frame ("a;b;c 1 1") make visible.
-  if (count == 0 && (delta == 0 || !options_.differential)) return;
+  return count == 0 && (delta == 0 || !options_.differential);
+}
+
+uint32_t FrameTree::Builder::ChildOf(uint32_t node, uint32_t name) {
+  if (children_ == nullptr) return NewNode(node, name);
+  const auto it = children_->set.find(ChildKey{node, name});
+  if (it != children_->set.end()) return *it;
+  const uint32_t child = NewNode(node, name);
+  children_->set.insert(child);
+  return child;
+}
+
+void FrameTree::Builder::CountPath(uint64_t count, int64_t delta) {
   std::vector<Node>& nodes = tree_.nodes_;
+  nodes[0].total = SaturatingAdd(nodes[0].total, count);
+  for (uint32_t id : path_) nodes[id].total = SaturatingAdd(nodes[id].total, count);
+  if (options_.differential) {
+    int64_t& own = tree_.deltas_[path_.empty() ? 0 : path_.back()];
+    own = SaturatingAddSigned(own, delta);
+  }
+}
+
+void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_t count,
+                             int64_t delta) {
+  if (Skips(count, delta)) return;
+  const std::vector<Node>& nodes = tree_.nodes_;
   uint32_t node = 0;
   size_t depth = 0;
   // Sorted input repeats the previous stack's first frames: comparing the
@@ -144,26 +167,29 @@ void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_
   }
   path_.resize(depth);
   for (; depth < frames.size() && nodes.size() < kMaxNodes; ++depth) {
-    const uint32_t name = InternName(frames[depth]);
-    if (children_ == nullptr) {
-      node = NewNode(node, name);
-    } else {
-      const auto it = children_->set.find(ChildKey{node, name});
-      if (it != children_->set.end()) {
-        node = *it;
-      } else {
-        node = NewNode(node, name);
-        children_->set.insert(node);
-      }
-    }
+    node = ChildOf(node, InternName(frames[depth]));
     path_.push_back(node);
   }
-  nodes[0].total = SaturatingAdd(nodes[0].total, count);
-  for (uint32_t id : path_) nodes[id].total = SaturatingAdd(nodes[id].total, count);
-  if (options_.differential) {
-    int64_t& own = tree_.deltas_[path_.empty() ? 0 : path_.back()];
-    own = SaturatingAddSigned(own, delta);
+  CountPath(count, delta);
+}
+
+void FrameTree::Builder::AddInterned(absl::Span<const uint32_t> names, uint64_t count,
+                                     int64_t delta) {
+  if (Skips(count, delta)) return;
+  const std::vector<Node>& nodes = tree_.nodes_;
+  uint32_t node = 0;
+  size_t depth = 0;
+  const size_t limit = std::min(path_.size(), names.size());
+  while (depth < limit && nodes[path_[depth]].name == names[depth]) {
+    node = path_[depth];
+    ++depth;
   }
+  path_.resize(depth);
+  for (; depth < names.size() && nodes.size() < kMaxNodes; ++depth) {
+    node = ChildOf(node, names[depth]);
+    path_.push_back(node);
+  }
+  CountPath(count, delta);
 }
 
 void FrameTree::Builder::MakeDifferential() {
@@ -197,10 +223,14 @@ FrameTree FrameTree::Builder::Finish() && {
 FrameTree FrameTree::Build(const fold::FoldedProfile& profile, FrameTreeOptions options) {
   options.differential = options.differential || profile.differential;
   Builder builder(options);
-  std::vector<absl::string_view> frames;
+  // The profile's names are interned already: map its ids to the tree's once.
+  std::vector<uint32_t> tree_name(profile.names().size());
+  for (size_t i = 0; i < tree_name.size(); ++i) tree_name[i] = builder.InternName(profile.name(i));
+  std::vector<uint32_t> names;
   for (const fold::FoldedStack& stack : profile.stacks) {
-    frames.assign(stack.frames.begin(), stack.frames.end());
-    builder.Add(frames, stack.count, profile.differential ? FoldedDelta(stack) : 0);
+    names.clear();
+    for (uint32_t id : stack.frames) names.push_back(tree_name[id]);
+    builder.AddInterned(names, stack.count, profile.differential ? FoldedDelta(stack) : 0);
   }
   return std::move(builder).Finish();
 }

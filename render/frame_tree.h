@@ -137,6 +137,10 @@ class FrameTree::Builder {
   // its own count; a zero-count stack's frames are added with no width for
   // it, so that a frame it shares with later stacks shows that change.
   void Add(absl::Span<const absl::string_view> frames, uint64_t count, int64_t delta = 0);
+  // The same for frames given as InternName() ids.
+  void AddInterned(absl::Span<const uint32_t> names, uint64_t count, int64_t delta = 0);
+  // The tree's id for `name` (added if new).
+  uint32_t InternName(absl::string_view name);
 
   // Starts keeping deltas (all zero so far), for input that turns out to be
   // differential after some stacks were added.
@@ -149,8 +153,13 @@ class FrameTree::Builder {
   FrameTree Finish() &&;
 
  private:
-  uint32_t InternName(absl::string_view name);
   uint32_t NewNode(uint32_t parent, uint32_t name);
+  // Whether a stack of this count and delta adds nothing (noting its delta).
+  bool Skips(uint64_t count, int64_t delta);
+  // `node`'s child named `name`, made if new.
+  uint32_t ChildOf(uint32_t node, uint32_t name);
+  // Adds the stack in path_ to the totals (and its delta to its last frame).
+  void CountPath(uint64_t count, int64_t delta);
 
   struct ChildIndex;
 

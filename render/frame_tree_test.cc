@@ -19,10 +19,9 @@ using ::testing::ElementsAre;
 fold::FoldedProfile Profile(const std::vector<std::pair<std::string, uint64_t>>& lines) {
   fold::FoldedProfile profile;
   for (const auto& [stack, count] : lines) {
-    fold::FoldedStack folded;
-    if (!stack.empty()) folded.frames = absl::StrSplit(stack, ';');
-    folded.count = count;
-    profile.stacks.push_back(std::move(folded));
+    std::vector<absl::string_view> frames;
+    if (!stack.empty()) frames = absl::StrSplit(stack, ';');
+    profile.AddStack(frames, count);
   }
   return profile;
 }
@@ -135,10 +134,10 @@ TEST(FrameTreeTest, CountsSaturateInsteadOfWrapping) {
 TEST(FrameTreeTest, DeepStacksNeedNoRecursion) {
   fold::FoldedProfile profile;
   fold::FoldedStack stack;
-  for (int i = 0; i < 200000; ++i) stack.frames.push_back(absl::StrCat("f", i % 7));
+  for (int i = 0; i < 200000; ++i) stack.frames.push_back(profile.InternName(absl::StrCat("f", i % 7)));
   stack.count = 3;
   profile.stacks.push_back(stack);
-  stack.frames.back() = "leaf";
+  stack.frames.back() = profile.InternName("leaf");
   profile.stacks.push_back(stack);
   const FrameTree tree = FrameTree::Build(profile);
   ASSERT_EQ(tree.nodes().size(), 200002u);

@@ -29,17 +29,21 @@ namespace {
 
 // Each distinct name becomes "nID" padded with 'x' to the name's length.
 fold::FoldedProfile Neutralize(const fold::FoldedProfile& profile) {
-  absl::flat_hash_map<std::string, std::string> names;
-  fold::FoldedProfile out = profile;
-  for (fold::FoldedStack& stack : out.stacks) {
-    for (std::string& frame : stack.frames) {
-      auto [it, inserted] = names.try_emplace(frame, "");
-      if (inserted) {
-        it->second = absl::StrCat("n", names.size());
-        if (it->second.size() < frame.size()) it->second.resize(frame.size(), 'x');
-      }
-      frame = it->second;
-    }
+  fold::FoldedProfile out;
+  out.count_name = profile.count_name;
+  out.differential = profile.differential;
+  out.count_unit = profile.count_unit;
+  std::vector<std::string> names;
+  for (size_t id = 0; id < profile.names().size(); ++id) {
+    std::string name = absl::StrCat("n", id + 1);
+    if (name.size() < profile.name(id).size()) name.resize(profile.name(id).size(), 'x');
+    names.push_back(std::move(name));
+  }
+  std::vector<absl::string_view> frames;
+  for (const fold::FoldedStack& stack : profile.stacks) {
+    frames.clear();
+    for (uint32_t id : stack.frames) frames.push_back(names[id]);
+    out.AddStack(frames, stack.count, stack.baseline);
   }
   return out;
 }
@@ -82,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A subtree drawn blue, named by the input (colours only: the structure
   // check below holds whether the neutral names match it or not).
   if (!profile.stacks.empty() && profile.stacks[0].frames.size() > 1) {
-    inverted.cool_subtree = profile.stacks[0].frames[1];
+    inverted.cool_subtree = profile.name(profile.stacks[0].frames[1]);
   }
   for (const auto& opts : {options, inverted}) {
     auto svg = render::RenderFlameGraph(profile, opts);
