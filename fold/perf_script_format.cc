@@ -187,6 +187,24 @@ void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& loc
   }
 }
 
+namespace {
+
+// Digits of `value`, right-aligned in `width` by `pad` (printf's "%5u" with
+// ' ', "%06u" with '0'); wider values are written whole, as printf does.
+char* FormatUnsigned(uint64_t value, int width, char pad, char* out) {
+  char digits[20];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  for (int i = n; i < width; ++i) *out++ = pad;
+  while (n > 0) *out++ = digits[--n];
+  return out;
+}
+
+}  // namespace
+
 void AppendSampleHeader(absl::string_view comm, const Sample& sample, absl::string_view event,
                         int event_width, std::string* out) {
   char buffer[128];
@@ -195,13 +213,40 @@ void AppendSampleHeader(absl::string_view comm, const Sample& sample, absl::stri
   // takes at least two bytes of comm: after a one-byte comm a pid too wide
   // for %5d's padding ("a 400549/...") would be read as part of the comm.
   if (comm.size() < 2 && sample.pid >= 10000) out->push_back(' ');
-  // perf prints pid, tid and cpu as int.
-  int n = std::snprintf(buffer, sizeof(buffer), " %5d/%-5d [%03d] %5" PRIu64 ".%06" PRIu64
-                        ": %10" PRIu64 " ",
-                        static_cast<int>(sample.pid), static_cast<int>(sample.tid),
-                        static_cast<int>(sample.cpu), sample.time_ns / 1000000000,
-                        sample.time_ns % 1000000000 / 1000, sample.period);
-  out->append(buffer, static_cast<size_t>(n));
+  // perf prints pid, tid and cpu as int:
+  // " %5d/%-5d [%03d] %5lu.%06lu: %10lu ". Written by hand, as printf is a
+  // third of the cost of writing a sample; a value that would print negative
+  // (a huge pid or cpu) goes through snprintf.
+  size_t n;
+  if (static_cast<int>(sample.pid) < 0 || static_cast<int>(sample.tid) < 0 ||
+      static_cast<int>(sample.cpu) < 0) {
+    n = static_cast<size_t>(std::snprintf(
+        buffer, sizeof(buffer), " %5d/%-5d [%03d] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ",
+        static_cast<int>(sample.pid), static_cast<int>(sample.tid), static_cast<int>(sample.cpu),
+        sample.time_ns / 1000000000, sample.time_ns % 1000000000 / 1000, sample.period));
+  } else {
+    char* p = buffer;
+    *p++ = ' ';
+    p = FormatUnsigned(sample.pid, 5, ' ', p);
+    *p++ = '/';
+    char* tid_start = p;
+    p = FormatUnsigned(sample.tid, 0, ' ', p);
+    while (p - tid_start < 5) *p++ = ' ';
+    *p++ = ' ';
+    *p++ = '[';
+    p = FormatUnsigned(sample.cpu, 3, '0', p);
+    *p++ = ']';
+    *p++ = ' ';
+    p = FormatUnsigned(sample.time_ns / 1000000000, 5, ' ', p);
+    *p++ = '.';
+    p = FormatUnsigned(sample.time_ns % 1000000000 / 1000, 6, '0', p);
+    *p++ = ':';
+    *p++ = ' ';
+    p = FormatUnsigned(sample.period, 10, ' ', p);
+    *p++ = ' ';
+    n = static_cast<size_t>(p - buffer);
+  }
+  out->append(buffer, n);
   for (int pad = event_width - static_cast<int>(event.size()); pad > 0; --pad) {
     out->push_back(' ');
   }

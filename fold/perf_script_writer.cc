@@ -202,17 +202,8 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
 
 absl::Status WritePerfScriptFile(const Profile& profile, const PerfScriptWriteOptions& options,
                                  const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "we");
-  if (file == nullptr) return base::ErrnoStatus(errno, absl::StrCat("create ", path));
-  absl::Status status;
-  {
-    OutputBuffer out(file);
-    status = WritePerfScript(profile, options, &out);
-  }
-  if (std::fclose(file) != 0 && status.ok()) {
-    status = base::ErrnoStatus(errno, absl::StrCat("close ", path));
-  }
-  return status;
+  return WriteFileThrough(path,
+                          [&](OutputBuffer* out) { return WritePerfScript(profile, options, out); });
 }
 
 std::string FormatPerfScript(const Profile& profile, const PerfScriptWriteOptions& options) {

@@ -35,15 +35,18 @@ class Builder {
                                                                    : header.event_name);
   }
   void On(const recording::Mmap& mmap) {
+    frame_ids_.clear();
     spaces_.OnMmap(mmap);
     if (options_.jit != nullptr) options_.jit->OnMmap(mmap);
     osr_.OnMmap(mmap);
   }
   void On(const recording::Comm& comm) {
+    frame_ids_.clear();  // an exec starts a new address space
     spaces_.OnComm(comm);
     comms_[comm.tid] = out_->profile.InternString(comm.comm);
   }
   void On(const recording::Fork& fork) {
+    frame_ids_.clear();
     spaces_.OnFork(fork);
     // A new thread or process starts with its parent thread's name.
     auto parent = comms_.find(fork.ptid);
@@ -273,6 +276,11 @@ class Builder {
       // points after the call, which may already be the next function. Look
       // up the byte before it (perf does the same when resolving callers).
       uint8_t adjust = (i > 0 && ips[i] > 0) ? 1 : 0;
+      const FrameKey key{ips[i], pid, adjust, kernel};
+      if (auto cached = frame_ids_.find(key); cached != frame_ids_.end()) {
+        stack_.push_back(cached->second);
+        continue;
+      }
       symbolize::NormalizedAddress normalized =
           spaces_.Normalize(pid, ips[i] - adjust, kernel);
       if (normalized.location.kind == symbolize::CodeKind::kProcess && options_.jit != nullptr) {
@@ -287,8 +295,14 @@ class Builder {
       location.kernel = kernel;
       location.mapping_start = normalized.mapping_start;
       location.mapping_end = normalized.mapping_end;
-      stack_.push_back(out_->profile.InternLocation(location));
-      requested_.try_emplace(normalized.location, std::string(normalized.mapping_name));
+      const uint32_t id = out_->profile.InternLocation(location);
+      stack_.push_back(id);
+      // (The mapping's name is copied only for a new location.)
+      requested_.try_emplace(normalized.location, normalized.mapping_name);
+      // JIT code is named by when it ran: not a fixed location.
+      if (normalized.location.kind != symbolize::CodeKind::kProcess || options_.jit == nullptr) {
+        frame_ids_.try_emplace(key, id);
+      }
     }
   }
 
@@ -303,8 +317,25 @@ class Builder {
     return id;
   }
 
+  // A raw frame as sampled: the same one names the same location until an
+  // address space changes (a Mmap, Fork or Comm record clears the cache).
+  struct FrameKey {
+    uint64_t ip;
+    uint32_t pid;
+    uint8_t adjust;
+    bool kernel;
+    friend bool operator==(const FrameKey& a, const FrameKey& b) {
+      return a.ip == b.ip && a.pid == b.pid && a.adjust == b.adjust && a.kernel == b.kernel;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const FrameKey& k) {
+      return H::combine(std::move(h), k.ip, k.pid, k.adjust, k.kernel);
+    }
+  };
+
   BuiltProfile* out_;
   const BuildOptions& options_;
+  absl::flat_hash_map<FrameKey, uint32_t> frame_ids_;  // -> location id
   symbolize::AddressSpaceTracker spaces_;
   absl::flat_hash_map<uint32_t, uint32_t> comms_;  // tid -> string id
   absl::flat_hash_map<symbolize::CodeLocation, std::string> requested_;

@@ -3,6 +3,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -69,6 +72,25 @@ std::vector<symbolize::ModuleToFetch> UnknownNativeModules(const fold::UnknownFr
   return out;
 }
 
+// Runs a writer on a thread of its own; Wait() (or leaving the scope, on an
+// early return) joins it.
+class ParallelWrite {
+ public:
+  explicit ParallelWrite(std::function<absl::Status()> write)
+      : thread_([this, write = std::move(write)] { status_ = write(); }) {}
+  ~ParallelWrite() {
+    if (thread_.joinable()) thread_.join();
+  }
+  absl::Status Wait() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+ private:
+  absl::Status status_;
+  std::thread thread_;
+};
+
 absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
                                                 base::RunLog* log) {
   const std::string& dir = options.dir;
@@ -121,31 +143,34 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   // (-strip-tiers took tiers out of the names already); `profcpu fold` keeps
   // stackcollapse-perf.pl's tidying.
   fold_options.keep_dotnet_tiers = fold_options.keep_anonymous_namespaces = true;
-  // One pass over the samples serves folded_stacks.out and the graph's stacks.
-  const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
-  const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
-  PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFoldedFile), fold::FormatFolded(folded)));
-  times.Done("folded");
   // The .NET runtimes' events (dotnet/PID.nettrace): their GC pauses and
   // exceptions go on the time axis of perf_script.out and profile.html.
   result.dotnet_events = ReadDotnetEvents(dir, log);
   fold::PerfScriptWriteOptions script_options;
   script_options.header = fold::PerfScriptHeaderFor(summary);
   script_options.events = PerfScriptEventsOf(result.dotnet_events);
-  PROFCPU_RETURN_IF_ERROR(
-      fold::WritePerfScriptFile(profile, script_options, path(kPerfScriptFile)));
-  times.Done("perf_script");
+  // perf_script.out, the largest output by far, is written by a thread of its
+  // own beside the folded stacks, the graph and the page (all read the
+  // Profile only).
+  ParallelWrite script_writer([&] {
+    return fold::WritePerfScriptFile(profile, script_options, path(kPerfScriptFile));
+  });
+
+  // One pass over the samples serves folded_stacks.out and the graph's stacks.
+  const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
+  const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
+  PROFCPU_RETURN_IF_ERROR(fold::WriteFoldedFile(folded, path(kFoldedFile)));
+  times.Done("folded");
 
   render::FlameGraphOptions graph =
       render::DefaultGraphOptions(summary.mode, summary.microseconds, summary.header.target);
   PROFCPU_RETURN_IF_ERROR(ApplyGraphFlags(options.outputs, &graph));
   // Palettes that colour by annotation need the stacks folded with them.
   const fold::FoldOptions graph_fold = render::GraphFoldOptions(fold_options, graph.palette);
-  PROFCPU_ASSIGN_OR_RETURN(
-      std::string svg,
-      render::RenderFlameGraph(
-          graph_fold.annotate_kernel ? fold::FoldCounts(profile, counts, graph_fold) : folded,
-          graph));
+  std::optional<fold::FoldedProfile> annotated;
+  if (graph_fold.annotate_kernel) annotated = fold::FoldCounts(profile, counts, graph_fold);
+  PROFCPU_ASSIGN_OR_RETURN(std::string svg,
+                           render::RenderFlameGraph(annotated ? *annotated : folded, graph));
   PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(kFlameGraphFile), svg));
   times.Done("svg");
   for (const char* name : {kFoldedFile, kPerfScriptFile, kFlameGraphFile}) {
@@ -158,6 +183,8 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
     result.files_written.push_back(render::kProfilePageFile);
     times.Done("html");
   }
+  PROFCPU_RETURN_IF_ERROR(script_writer.Wait());
+  times.Done("perf_script wait");  // the rest of its time ran beside the others
 
   PROFCPU_RETURN_IF_ERROR(WriteExports(options.outputs, dir, summary, profile,
                                        script_options.events, log,
