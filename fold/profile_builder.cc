@@ -6,7 +6,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "fold/dotnet_osr_replay.h"
+#include "recording/record_prefetcher.h"
 #include "symbolize/address_space.h"
 
 namespace profcpu::fold {
@@ -357,23 +359,26 @@ absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,
   BuiltProfile out;
   Builder builder(&out, options);
   bool saw_header = false;
-  while (true) {
-    auto record = reader.Next();
-    if (!record.ok()) return record.status();
-    if (!record->has_value()) break;
-    if (!saw_header && !std::holds_alternative<recording::Header>(**record)) {
-      return absl::DataLossError("recording does not start with a header record");
+  // Records are decoded on another thread, a batch ahead of the replay.
+  recording::RecordPrefetcher records(&reader);
+  for (std::vector<recording::Record> batch = records.NextBatch(); !batch.empty();
+       batch = records.NextBatch()) {
+    for (const recording::Record& record : batch) {
+      if (!saw_header && !std::holds_alternative<recording::Header>(record)) {
+        return absl::DataLossError("recording does not start with a header record");
+      }
+      if (const auto* header = std::get_if<recording::Header>(&record);
+          header != nullptr && header->format_version > recording::kFormatVersion) {
+        // A newer format may hold what this reader would silently misread.
+        return absl::UnimplementedError(absl::StrCat(
+            "the recording is format version ", header->format_version,
+            "; this profcpu reads up to ", recording::kFormatVersion, ": use a newer profcpu"));
+      }
+      saw_header = true;
+      std::visit([&builder](const auto& r) { builder.On(r); }, record);
     }
-    if (const auto* header = std::get_if<recording::Header>(&**record);
-        header != nullptr && header->format_version > recording::kFormatVersion) {
-      // A newer format may hold what this reader would silently misread.
-      return absl::UnimplementedError(absl::StrCat(
-          "the recording is format version ", header->format_version, "; this profcpu reads up to ",
-          recording::kFormatVersion, ": use a newer profcpu"));
-    }
-    saw_header = true;
-    std::visit([&builder](const auto& r) { builder.On(r); }, **record);
   }
+  PROFCPU_RETURN_IF_ERROR(records.status());
   if (!saw_header) return absl::DataLossError("recording holds no records");
   out.summary.file_truncated = reader.truncated();
   builder.Finish();

@@ -149,24 +149,31 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   fold::PerfScriptWriteOptions script_options;
   script_options.header = fold::PerfScriptHeaderFor(summary);
   script_options.events = PerfScriptEventsOf(result.dotnet_events);
-  // perf_script.out, the largest output by far, is written by a thread of its
-  // own beside the folded stacks, the graph and the page (all read the
-  // Profile only).
+  // The outputs read the Profile only, so they are written side by side:
+  // perf_script.out (the largest by far) and profile.html (its data is
+  // deflated) each on a thread of their own, the folded stacks and the
+  // graph here.
   ParallelWrite script_writer([&] {
     return fold::WritePerfScriptFile(profile, script_options, path(kPerfScriptFile));
   });
+  render::FlameGraphOptions graph =
+      render::DefaultGraphOptions(summary.mode, summary.microseconds, summary.header.target);
+  PROFCPU_RETURN_IF_ERROR(ApplyGraphFlags(options.outputs, &graph));
+  // Palettes that colour by annotation need the stacks folded with them.
+  const fold::FoldOptions graph_fold = render::GraphFoldOptions(fold_options, graph.palette);
+  std::optional<ParallelWrite> page_writer;
+  if (options.outputs.html) {
+    page_writer.emplace([&] {
+      return WriteProfilePage(profile, {&summary, graph_fold, graph, 0, &result.dotnet_events},
+                              path(render::kProfilePageFile));
+    });
+  }
 
   // One pass over the samples serves folded_stacks.out and the graph's stacks.
   const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
   const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
   PROFCPU_RETURN_IF_ERROR(fold::WriteFoldedFile(folded, path(kFoldedFile)));
   times.Done("folded");
-
-  render::FlameGraphOptions graph =
-      render::DefaultGraphOptions(summary.mode, summary.microseconds, summary.header.target);
-  PROFCPU_RETURN_IF_ERROR(ApplyGraphFlags(options.outputs, &graph));
-  // Palettes that colour by annotation need the stacks folded with them.
-  const fold::FoldOptions graph_fold = render::GraphFoldOptions(fold_options, graph.palette);
   std::optional<fold::FoldedProfile> annotated;
   if (graph_fold.annotate_kernel) annotated = fold::FoldCounts(profile, counts, graph_fold);
   PROFCPU_ASSIGN_OR_RETURN(std::string svg,
@@ -176,15 +183,14 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   for (const char* name : {kFoldedFile, kPerfScriptFile, kFlameGraphFile}) {
     result.files_written.push_back(name);
   }
-  if (options.outputs.html) {
-    PROFCPU_RETURN_IF_ERROR(
-        WriteProfilePage(profile, {&summary, graph_fold, graph, 0, &result.dotnet_events},
-                         path(render::kProfilePageFile)));
+  // What the other two took beyond the folded stacks and the graph:
+  if (page_writer.has_value()) {
+    PROFCPU_RETURN_IF_ERROR(page_writer->Wait());
     result.files_written.push_back(render::kProfilePageFile);
-    times.Done("html");
+    times.Done("html wait");
   }
   PROFCPU_RETURN_IF_ERROR(script_writer.Wait());
-  times.Done("perf_script wait");  // the rest of its time ran beside the others
+  times.Done("perf_script wait");
 
   PROFCPU_RETURN_IF_ERROR(WriteExports(options.outputs, dir, summary, profile,
                                        script_options.events, log,

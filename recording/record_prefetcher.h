@@ -1,0 +1,53 @@
+// Reads a recording's records on a thread of its own, a batch at a time, so
+// that decompressing and decoding (a quarter of a replay) run on one core
+// while the replay works through the batch before on the other. The records
+// and the status come out exactly as RecordingReader::Next() gives them.
+#ifndef PROFCPU_RECORDING_RECORD_PREFETCHER_H_
+#define PROFCPU_RECORDING_RECORD_PREFETCHER_H_
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "recording/recording_reader.h"
+#include "recording/records.h"
+
+namespace profcpu::recording {
+
+class RecordPrefetcher {
+ public:
+  // Starts reading `reader` (not owned; used by the thread until this object
+  // is destroyed).
+  explicit RecordPrefetcher(RecordingReader* reader);
+  ~RecordPrefetcher();
+  RecordPrefetcher(const RecordPrefetcher&) = delete;
+  RecordPrefetcher& operator=(const RecordPrefetcher&) = delete;
+
+  // The next batch of records (empty at the end, or on an error: then
+  // status() says which). Batches are bounded, and so is how many wait.
+  std::vector<Record> NextBatch();
+  absl::Status status();
+
+ private:
+  static constexpr size_t kBatchRecords = 2048;
+  static constexpr size_t kMaxWaitingBatches = 4;
+
+  void ReadLoop();
+
+  RecordingReader* reader_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<Record>> ready_;
+  bool done_ = false;       // the reader thread has read its last record
+  bool stopping_ = false;   // the consumer is going away
+  absl::Status status_;
+  std::thread thread_;
+};
+
+}  // namespace profcpu::recording
+
+#endif  // PROFCPU_RECORDING_RECORD_PREFETCHER_H_
