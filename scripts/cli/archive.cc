@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
@@ -136,7 +137,8 @@ absl::Status WriteArchive(const std::string& archive_path, ArchiveFormat format,
 
 absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive_path,
                                                       const std::string& dest_dir,
-                                                      const ExtractLimits& limits) {
+                                                      const ExtractLimits& limits,
+                                                      const ExtractSkip& skip) {
   PROFCPU_ASSIGN_OR_RETURN(const LibArchive* api, LoadLibArchive());
   ArchivePtr a(api->read_new(), ArchiveDeleter{api});
   api->read_support_filter_gzip(a.get());
@@ -151,6 +153,10 @@ absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive
   std::vector<std::string> extracted;
   uint64_t total = 0;
   uint32_t count = 0;
+  // The early stop (ExtractSkip::inputs_marker): the marker was read, and no
+  // skipped entry before it, so the archive keeps its skipped entries last.
+  bool marker_seen = false;
+  bool skipped_before_marker = false;
   archive_entry* header;
   while (true) {
     int r = api->read_next_header(a.get(), &header);
@@ -168,6 +174,13 @@ absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive
       return absl::DataLossError(absl::StrCat(archive_path, ": refusing entry '", name,
                                               "' (only plain relative files are allowed)"));
     }
+    if (std::find(skip.names.begin(), skip.names.end(), name) != skip.names.end()) {
+      // Skipped entries last: nothing after this one is wanted.
+      if (marker_seen && !skipped_before_marker) break;
+      if (!marker_seen) skipped_before_marker = true;  // another order: read on
+      continue;  // the next header skips its data
+    }
+    if (!skip.inputs_marker.empty() && name == skip.inputs_marker) marker_seen = true;
     int64_t size = api->entry_size(header);
     if (size < 0 || static_cast<uint64_t>(size) > limits.max_entry_bytes ||
         total + static_cast<uint64_t>(size) > limits.max_total_bytes) {

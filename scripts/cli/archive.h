@@ -1,7 +1,8 @@
 // prof.tar.gz in and out (and zips out), through libarchive (loaded at first
 // use: libarchive_api.h). Writing goes to a temporary name renamed into place
 // only when complete, so a full disk never leaves a half-written archive
-// posing as a good one. Reading treats the archive as hostile: only regular
+// posing as a good one. Entries are written in the order given (prof.tar.gz's
+// order: run_archive.h). Reading treats the archive as hostile: only regular
 // files, no absolute paths or "..", bounded sizes.
 #ifndef PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
 #define PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
@@ -33,11 +34,25 @@ struct ExtractLimits {
   uint32_t max_entries = 100000;
 };
 
+// Entries extraction leaves out, and where it may stop reading.
+struct ExtractSkip {
+  // Not written (postprocess: the outputs it rebuilds anyway). They are still
+  // checked like every entry read: a hostile one is refused all the same.
+  std::vector<std::string> names;
+  // Archives written with `names` last: once an entry named `inputs_marker`
+  // has been read with none of `names` before it, the first entry in `names`
+  // ends the extraction (the rest of the stream is not even decompressed).
+  // An archive with a skipped entry before the marker (an older order) is
+  // read whole. Empty: never stop early.
+  std::string inputs_marker;
+};
+
 // Extracts regular files into `dest_dir`, without overwriting files that
-// already exist there. Returns the names extracted.
+// already exist there, leaving out `skip`. Returns the names extracted.
 absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive_path,
                                                       const std::string& dest_dir,
-                                                      const ExtractLimits& limits = {});
+                                                      const ExtractLimits& limits = {},
+                                                      const ExtractSkip& skip = {});
 
 }  // namespace profcpu::cli
 

@@ -1,8 +1,12 @@
 #include "scripts/cli/archive.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "base/file_io.h"
 #include "base/shared_library.h"
@@ -18,9 +22,15 @@ std::string FreshDir(const char* name) {
   return dir;
 }
 
-// Writes a tar.gz whose single entry has `name`, the way a hostile archive would
+struct RawEntry {
+  std::string name;
+  int type = AE_IFREG;
+  std::string data = "abc";
+};
+
+// Writes a tar.gz of `entries` as given, the way a hostile archive would
 // (through the library profcpu loads, plus the one call it never makes).
-void WriteRawArchive(const std::string& path, const char* name, int type) {
+void WriteRawArchive(const std::string& path, const std::vector<RawEntry>& entries) {
   const LibArchive* api = *LoadLibArchive();
   auto lib = base::SharedLibrary::Open("libarchive.so.13", "libarchive13");
   ASSERT_TRUE(lib.ok()) << lib.status();
@@ -30,17 +40,50 @@ void WriteRawArchive(const std::string& path, const char* name, int type) {
   api->write_add_filter_gzip(a);
   api->write_set_format_pax_restricted(a);
   api->write_open_filename(a, path.c_str());
-  archive_entry* e = api->entry_new();
-  api->entry_set_pathname(e, name);
-  api->entry_set_filetype(e, static_cast<unsigned>(type));
-  api->entry_set_perm(e, 0644);
-  if (type == AE_IFLNK) set_symlink(e, "/etc/passwd");
-  api->entry_set_size(e, type == AE_IFREG ? 3 : 0);
-  api->write_header(a, e);
-  if (type == AE_IFREG) api->write_data(a, "abc", 3);
-  api->entry_free(e);
+  for (const RawEntry& entry : entries) {
+    archive_entry* e = api->entry_new();
+    api->entry_set_pathname(e, entry.name.c_str());
+    api->entry_set_filetype(e, static_cast<unsigned>(entry.type));
+    api->entry_set_perm(e, 0644);
+    if (entry.type == AE_IFLNK) set_symlink(e, "/etc/passwd");
+    const bool regular = entry.type == AE_IFREG;
+    api->entry_set_size(e, regular ? static_cast<int64_t>(entry.data.size()) : 0);
+    api->write_header(a, e);
+    if (regular) api->write_data(a, entry.data.data(), entry.data.size());
+    api->entry_free(e);
+  }
   api->write_close(a);
   api->free_archive(a);
+}
+
+void WriteRawArchive(const std::string& path, const char* name, int type) {
+  WriteRawArchive(path, {{name, type}});
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// Bytes gzip cannot shrink, so an archive holding them is as large.
+std::string Incompressible(size_t size) {
+  std::string bytes(size, '\0');
+  uint64_t x = 88172645463325252ull;
+  for (char& c : bytes) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  return bytes;
+}
+
+// What postprocess passes: the outputs it rebuilds, recording.zst as the marker.
+ExtractSkip OutputsSkipped() {
+  ExtractSkip skip;
+  skip.names = {"flamegraph.svg", "perf_script.out", "profile.html"};
+  skip.inputs_marker = "recording.zst";
+  return skip;
 }
 
 TEST(ArchiveTest, RoundTripsFilesAndSubdirectories) {
@@ -93,6 +136,76 @@ TEST(ArchiveTest, NotAnArchiveIsAnError) {
   std::string dir = FreshDir("archive_garbage");
   ASSERT_TRUE(base::WriteFile(dir + "/x.tar.gz", "this is not gzip").ok());
   EXPECT_FALSE(ExtractTarGz(dir + "/x.tar.gz", dir).ok());
+}
+
+TEST(ArchiveTest, SkippedEntriesAreNotWritten) {
+  std::string dir = FreshDir("archive_skip");
+  WriteRawArchive(dir + "/a.tar.gz", {{"recording.zst"}, {"jit/x.map"}, {"flamegraph.svg"}});
+  std::string dst = FreshDir("archive_skip_dst");
+  auto names = ExtractTarGz(dir + "/a.tar.gz", dst, {}, OutputsSkipped());
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (std::vector<std::string>{"recording.zst", "jit/x.map"}));
+  EXPECT_FALSE(Exists(dst + "/flamegraph.svg"));
+}
+
+// Outputs last (after recording.zst): the first skipped one ends the reading,
+// so what follows is neither written nor even inflated. The archive is cut
+// short inside perf_script.out to show that the stream is not read there.
+TEST(ArchiveTest, StopsAtTheFirstSkippedEntryAfterTheMarker) {
+  std::string dir = FreshDir("archive_stop");
+  const std::string tgz = dir + "/a.tar.gz";
+  WriteRawArchive(tgz, {{"recording.zst"},
+                        {"jit/x.map"},
+                        {"perf_script.out", AE_IFREG, Incompressible(4 << 20)},
+                        {"late.txt"}});
+  ASSERT_EQ(::truncate(tgz.c_str(), 1 << 20), 0);
+
+  std::string whole = FreshDir("archive_stop_whole");
+  EXPECT_FALSE(ExtractTarGz(tgz, whole).ok());  // without skipping, the cut is reached
+
+  std::string dst = FreshDir("archive_stop_dst");
+  auto names = ExtractTarGz(tgz, dst, {}, OutputsSkipped());
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (std::vector<std::string>{"recording.zst", "jit/x.map"}));
+  EXPECT_FALSE(Exists(dst + "/perf_script.out"));
+  EXPECT_FALSE(Exists(dst + "/late.txt"));
+}
+
+// Archives from before the inputs-first order hold their outputs before
+// recording.zst and profile.html after it, followed by the JIT copies: they are
+// read whole, skipping only the named entries.
+TEST(ArchiveTest, AnOlderOrderIsReadWhole) {
+  std::string dir = FreshDir("archive_old_order");
+  WriteRawArchive(dir + "/a.tar.gz", {{"flamegraph.svg"},
+                                      {"perf_script.out"},
+                                      {"recording.zst"},
+                                      {"symbols.bin"},
+                                      {"profile.html"},
+                                      {"jit/x.map"},
+                                      {"profile.pb.gz"}});
+  std::string dst = FreshDir("archive_old_order_dst");
+  auto names = ExtractTarGz(dir + "/a.tar.gz", dst, {}, OutputsSkipped());
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (std::vector<std::string>{"recording.zst", "symbols.bin", "jit/x.map",
+                                              "profile.pb.gz"}));
+  EXPECT_FALSE(Exists(dst + "/profile.html"));
+}
+
+// A skipped name is no pass: the entry is checked before it is skipped.
+TEST(ArchiveTest, SkippingStillRefusesHostileEntries) {
+  std::string dir = FreshDir("archive_skip_hostile");
+  const std::vector<std::vector<RawEntry>> archives = {
+      {{"recording.zst"}, {"perf_script.out", AE_IFLNK}},
+      {{"perf_script.out", AE_IFLNK}, {"recording.zst"}},
+      {{"recording.zst"}, {"../perf_script.out"}},
+      {{"recording.zst"}, {"/tmp/profile.html"}, {"perf_script.out"}},
+  };
+  for (size_t i = 0; i < archives.size(); ++i) {
+    WriteRawArchive(dir + "/bad.tar.gz", archives[i]);
+    std::string dst = FreshDir("archive_skip_hostile_dst");
+    EXPECT_FALSE(ExtractTarGz(dir + "/bad.tar.gz", dst, {}, OutputsSkipped()).ok()) << i;
+    EXPECT_FALSE(Exists(dst + "/perf_script.out")) << i;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/metadata.h"
 #include "scripts/cli/output_dir.h"
+#include "scripts/cli/run_archive.h"
 
 namespace profcpu::cli {
 
@@ -56,7 +57,7 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
     log->Info(absl::StrCat("writing ", kArchiveFile));
     log->Close();
     std::vector<ArchiveEntry> entries;
-    for (const std::string& name : files) {
+    for (const std::string& name : ArchiveOrder(files)) {
       if (name != kArchiveFile) entries.push_back({name, absl::StrCat(dir, "/", name)});
     }
     PROFCPU_RETURN_IF_ERROR(WriteTarGz(absl::StrCat(dir, "/", kArchiveFile), entries));

@@ -13,9 +13,10 @@
 namespace profcpu::cli {
 
 // Logs the run's closing line (fold::SummaryLine), writes metadata.json and,
-// if `write_archive`, prof.tar.gz with the outputs, the recording, the
-// snapshot, the JIT copies, the exports, the metadata and the log (closed
-// first so it is complete inside the archive). Returns the closing line.
+// if `write_archive`, prof.tar.gz with the recording, the snapshot, the JIT
+// copies, the exports, the metadata and the log (closed first so it is
+// complete inside the archive), then the outputs (run_archive.h: that order
+// lets postprocess stop unpacking early). Returns the closing line.
 absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResult& result,
                                       bool write_archive, base::RunLog* log);
 

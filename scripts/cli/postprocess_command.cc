@@ -1,7 +1,7 @@
 // `profcpu postprocess -dir DIR`: rebuilds every output of a run folder from
 // its recording alone. DIR may hold nothing but prof.tar.gz copied from the
-// machine it was taken on; the recording and symbol snapshot are unpacked
-// from it first.
+// machine it was taken on; the recording, symbol snapshot and the other
+// inputs are unpacked from it first (not the outputs rebuilt here).
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -16,6 +16,7 @@
 #include "scripts/cli/flags.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
+#include "scripts/cli/run_archive.h"
 #include "scripts/cli/run_outputs.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
@@ -72,7 +73,8 @@ int RunPostprocess(const std::vector<std::string>& args) {
       return Fail(absl::StrCat(dir, " holds neither ", kRecordingFile, " nor ", kArchiveFile));
     }
     std::fprintf(stderr, "profcpu: unpacking %s\n", archive.c_str());
-    auto extracted = ExtractTarGz(archive, dir);
+    // Not the outputs rebuilt below: perf_script.out alone can be hundreds of MB.
+    auto extracted = ExtractTarGz(archive, dir, {}, PostprocessSkip(outputs.html));
     if (!extracted.ok()) return Fail(extracted.status().message());
     if (!Exists(recording)) {
       return Fail(absl::StrCat(archive, " holds no ", kRecordingFile,

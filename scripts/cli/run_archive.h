@@ -1,0 +1,30 @@
+// prof.tar.gz's order, and what postprocess leaves out when it unpacks one.
+//
+// The rule: the inputs first (recording.zst first of all, then the snapshot,
+// unwound stacks, metadata, log, JIT copies, .NET streams, exports), then the
+// outputs postprocess may rebuild, profile.html first (kept with -format
+// no-html) and perf_script.out, the largest, last. Unpacking for postprocess
+// can then stop at the first output it rebuilds (ExtractSkip) instead of
+// inflating hundreds of MB it would overwrite. Archives written before this
+// order (outputs first, recording.zst after them) are still read whole.
+#ifndef PROFCPU_SCRIPTS_CLI_RUN_ARCHIVE_H_
+#define PROFCPU_SCRIPTS_CLI_RUN_ARCHIVE_H_
+
+#include <string>
+#include <vector>
+
+#include "scripts/cli/archive.h"
+
+namespace profcpu::cli {
+
+// `files` (a run folder's names) in the archive's order; the inputs keep
+// their relative order.
+std::vector<std::string> ArchiveOrder(std::vector<std::string> files);
+
+// What postprocess leaves out of prof.tar.gz: the outputs it always rebuilds,
+// and profile.html unless `html` is off (-format no-html keeps the archived one).
+ExtractSkip PostprocessSkip(bool html);
+
+}  // namespace profcpu::cli
+
+#endif  // PROFCPU_SCRIPTS_CLI_RUN_ARCHIVE_H_

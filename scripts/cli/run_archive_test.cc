@@ -1,0 +1,65 @@
+#include "scripts/cli/run_archive.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "base/file_io.h"
+#include "gtest/gtest.h"
+
+namespace profcpu::cli {
+namespace {
+
+// The names FinishRun lists, in its order.
+const std::vector<std::string> kRunFiles = {
+    "flamegraph.svg", "folded_stacks.out", "perf_script.out", "recording.zst",
+    "symbols.bin",    "metadata.json",     "profcpu.log",     "unwound_stacks.bin",
+    "profile.html",   "jit/perf-42.map",   "profile.pb.gz",   "dotnet/42.nettrace"};
+
+TEST(RunArchiveTest, InputsFirstThenTheOutputsWithPerfScriptLast) {
+  EXPECT_EQ(ArchiveOrder(kRunFiles),
+            (std::vector<std::string>{"recording.zst", "symbols.bin", "metadata.json",
+                                      "profcpu.log", "unwound_stacks.bin", "jit/perf-42.map",
+                                      "profile.pb.gz", "dotnet/42.nettrace", "profile.html",
+                                      "flamegraph.svg", "folded_stacks.out", "perf_script.out"}));
+}
+
+TEST(RunArchiveTest, PostprocessSkipsWhatItRebuilds) {
+  ExtractSkip with_html = PostprocessSkip(/*html=*/true);
+  EXPECT_EQ(with_html.names, (std::vector<std::string>{"flamegraph.svg", "folded_stacks.out",
+                                                       "perf_script.out", "profile.html"}));
+  EXPECT_EQ(with_html.inputs_marker, "recording.zst");
+  ExtractSkip no_html = PostprocessSkip(/*html=*/false);
+  EXPECT_EQ(no_html.names, (std::vector<std::string>{"flamegraph.svg", "folded_stacks.out",
+                                                     "perf_script.out"}));
+}
+
+// Written in ArchiveOrder, unpacked as postprocess does: every input comes
+// out, and profile.html too when -format no-html keeps the archived one.
+TEST(RunArchiveTest, UnpackingForPostprocessKeepsEveryInput) {
+  const std::string src = std::string(::testing::TempDir()) + "/run_archive_src";
+  std::system(("rm -rf '" + src + "' && mkdir -p '" + src + "/jit' '" + src + "/dotnet'").c_str());
+  std::vector<ArchiveEntry> entries;
+  for (const std::string& name : ArchiveOrder(kRunFiles)) {
+    ASSERT_TRUE(base::WriteFile(src + "/" + name, name).ok());
+    entries.push_back({name, src + "/" + name});
+  }
+  ASSERT_TRUE(WriteTarGz(src + "/prof.tar.gz", entries).ok());
+  for (bool html : {true, false}) {
+    const std::string dst = src + (html ? "/html" : "/no_html");
+    ::mkdir(dst.c_str(), 0755);
+    auto names = ExtractTarGz(src + "/prof.tar.gz", dst, {}, PostprocessSkip(html));
+    ASSERT_TRUE(names.ok()) << names.status();
+    std::vector<std::string> expected = {"recording.zst",      "symbols.bin",   "metadata.json",
+                                         "profcpu.log",        "unwound_stacks.bin",
+                                         "jit/perf-42.map",    "profile.pb.gz",
+                                         "dotnet/42.nettrace"};
+    if (!html) expected.push_back("profile.html");
+    EXPECT_EQ(*names, expected) << html;
+  }
+}
+
+}  // namespace
+}  // namespace profcpu::cli
