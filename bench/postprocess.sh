@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# How long users wait for outputs (issue 18): profcpu postprocess of a run
+# archive against perf script | stackcollapse-perf.pl | flamegraph.pl on the
+# same workloads (a: demo_workload, 2 threads, 6 s at 4999 Hz; b: busy_stacks
+# 12 2; c: busy_stacks 40 2, ~200k samples; d: 1M samples, a machine-wide
+# minute grown from a real recording by bench/grow_recording), collect's
+# time from the end of sampling to exit, and profcpu fold against
+# stackcollapse-perf.pl on 8 MB of perf script text. Median of 3 each; one
+# table and the issue's targets at the end. Takes about 20 minutes.
+# OLD_PROFCPU=/path/to/profcpu also times that binary on the same archives
+# and compares every output byte for byte.
+#   FLAMEGRAPH_DIR=/path/to/FlameGraph [OLD_PROFCPU=...] bash bench/postprocess.sh \
+#     [--only a,b,c,d,collect,fold] [--runs 3] [--large-runs 3] [--json FILE]
+set -euo pipefail
+if [ -z "${FLAMEGRAPH_DIR:-}" ] || [ ! -f "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
+  echo "FLAMEGRAPH_DIR must name a FlameGraph checkout (stackcollapse-perf.pl, flamegraph.pl):" >&2
+  echo "  git clone https://github.com/brendangregg/FlameGraph; FLAMEGRAPH_DIR=\$PWD/FlameGraph" >&2
+  exit 1
+fi
+command -v perf >/dev/null || { echo "perf is required: apt-get install linux-perf" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is required: apt-get install time" >&2; exit 1; }
+source "$(dirname "$0")/build_setup.sh"
+# The binaries are copied first: a rebuild while this runs (minutes) must
+# not swap the code under the measurement.
+cp "$profcpu" "$work/profcpu"
+old=()
+if [ -n "${OLD_PROFCPU:-}" ]; then
+  cp "$OLD_PROFCPU" "$work/old-profcpu"
+  old=(--old "$work/old-profcpu")
+fi
+python3 "$root/bench/postprocess.py" --profcpu "$work/profcpu" "${old[@]}" \
+  --flamegraph "$FLAMEGRAPH_DIR" --build "$build" --work "$work" "$@"
