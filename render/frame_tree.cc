@@ -91,6 +91,8 @@ FrameTree::Builder::Builder(FrameTreeOptions options) : options_(options) {
 
 FrameTree::Builder::~Builder() = default;
 
+void FrameTree::Builder::ExpectGroupedInput() { children_.reset(); }
+
 uint32_t FrameTree::Builder::InternName(absl::string_view name) {
   if (auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
   absl::string_view stored;
@@ -226,8 +228,23 @@ FrameTree FrameTree::Build(const fold::FoldedProfile& profile, FrameTreeOptions 
   // The profile's names are interned already: map its ids to the tree's once.
   std::vector<uint32_t> tree_name(profile.names().size());
   for (size_t i = 0; i < tree_name.size(); ++i) tree_name[i] = builder.InternName(profile.name(i));
+  // Merging does not depend on the order of the stacks (a flame chart's
+  // does). Taken in the order of their frame ids, stacks that share a prefix
+  // are neighbours, so a frame that differs from the previous stack's is a
+  // new node: the tree is built with no lookup at all.
+  std::vector<uint32_t> order(profile.stacks.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (!options.flamechart) {
+    std::sort(order.begin(), order.end(), [&profile](uint32_t a, uint32_t b) {
+      const std::vector<uint32_t>& x = profile.stacks[a].frames;
+      const std::vector<uint32_t>& y = profile.stacks[b].frames;
+      return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
+    });
+    builder.ExpectGroupedInput();
+  }
   std::vector<uint32_t> names;
-  for (const fold::FoldedStack& stack : profile.stacks) {
+  for (uint32_t i : order) {
+    const fold::FoldedStack& stack = profile.stacks[i];
     names.clear();
     for (uint32_t id : stack.frames) names.push_back(tree_name[id]);
     builder.AddInterned(names, stack.count, profile.differential ? FoldedDelta(stack) : 0);

@@ -141,6 +141,12 @@ class FrameTree::Builder {
   void AddInterned(absl::Span<const uint32_t> names, uint64_t count, int64_t delta = 0);
   // The tree's id for `name` (added if new).
   uint32_t InternName(absl::string_view name);
+  // Promises that the stacks still to come are grouped: all that share a
+  // first frame, first two frames, ... come one after another (any
+  // lexicographic order does it), and none shares a frame with the stacks
+  // added before. A frame that differs from the previous stack's is then a
+  // new node, and no lookup is made. Not for flame charts.
+  void ExpectGroupedInput();
 
   // Starts keeping deltas (all zero so far), for input that turns out to be
   // differential after some stacks were added.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "fold/location_namer.h"
 #include "fold/perf_script_format.h"
 #include "fold/profile_filter.h"
@@ -26,7 +27,7 @@ class PageBuilder {
     PageSample& out = data_.samples.emplace_back();
     out.time_us = sample.time_ns > options_.start_ns
                       ? (sample.time_ns - options_.start_ns) / 1000 : 0;
-    out.node = LeafNode(sample.comm, sample.stack);
+    out.node = StackKey(sample.comm, sample.stack);  // a leaf node after Finish()
     out.thread = Thread(sample.pid, sample.tid, sample.comm);
     out.weight = options_.fold.weight_by_period && sample.period != 0 ? sample.period : 1;
     data_.weighted |= out.weight != 1;
@@ -35,6 +36,8 @@ class PageBuilder {
   }
 
   PageData Finish() {
+    const std::vector<uint32_t> leaf_of_key = BuildNodes();
+    for (PageSample& sample : data_.samples) sample.node = leaf_of_key[sample.node];
     // Samples arrive per CPU buffer, nearly but not quite in time order; the
     // page finds a time range by binary search.
     std::stable_sort(data_.samples.begin(), data_.samples.end(),
@@ -70,24 +73,82 @@ class PageBuilder {
     return it->second;
   }
 
-  uint32_t Child(uint32_t parent, uint32_t name) {
-    auto [it, inserted] = children_.try_emplace(Pair(parent, name), data_.nodes.size());
-    if (inserted) data_.nodes.push_back({parent, name});
+  // The index of the distinct (comm, stack) of a sample; a new one's frames
+  // (name ids, root first) are appended to key_frames_.
+  uint32_t StackKey(uint32_t comm, uint32_t stack) {
+    auto [it, inserted] =
+        keys_.try_emplace(Pair(comm, stack), static_cast<uint32_t>(key_starts_.size()));
+    if (!inserted) return it->second;
+    key_starts_.push_back(key_frames_.size());
+    const std::string& root = CommName(comm);
+    const bool java = fold::IsJavaRoot(root);
+    key_frames_.push_back(NameId(root, kPageNameProcess));
+    const std::vector<uint32_t>& locations = profile_.stack(stack);
+    for (auto loc = locations.rbegin(); loc != locations.rend(); ++loc) {
+      const std::vector<uint32_t>& names = LocationNames(*loc, java);
+      key_frames_.insert(key_frames_.end(), names.begin(), names.end());
+    }
     return it->second;
   }
 
-  uint32_t LeafNode(uint32_t comm, uint32_t stack) {
-    auto [it, inserted] = leaves_.try_emplace(Pair(comm, stack), 0);
-    if (!inserted) return it->second;
-    const std::string& root = CommName(comm);
-    const bool java = fold::IsJavaRoot(root);
-    uint32_t node = Child(0, NameId(root, kPageNameProcess));
-    const std::vector<uint32_t>& locations = profile_.stack(stack);
-    for (auto loc = locations.rbegin(); loc != locations.rend(); ++loc) {
-      for (uint32_t name : LocationNames(*loc, java)) node = Child(node, name);
+  absl::Span<const uint32_t> KeyFrames(uint32_t key) const {
+    const size_t end = key + 1 < key_starts_.size() ? key_starts_[key + 1] : key_frames_.size();
+    return absl::MakeConstSpan(key_frames_).subspan(key_starts_[key], end - key_starts_[key]);
+  }
+
+  // data_.nodes: the call tree of the distinct stacks, numbered as if each
+  // stack's missing frames were added in the order the samples first showed
+  // the stack (the page's format keeps that order). The tree is built in
+  // another order, the stacks sorted by their frames, where a frame that
+  // differs from the previous stack's is always new, so no node is ever
+  // looked up; then numbered. Returns each key's leaf node.
+  std::vector<uint32_t> BuildNodes() {
+    const uint32_t keys = static_cast<uint32_t>(key_starts_.size());
+    std::vector<uint32_t> sorted(keys);
+    for (uint32_t k = 0; k < keys; ++k) sorted[k] = k;
+    std::sort(sorted.begin(), sorted.end(), [this](uint32_t a, uint32_t b) {
+      const absl::Span<const uint32_t> x = KeyFrames(a), y = KeyFrames(b);
+      return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
+    });
+    // The tree in that order: node 0 the root, parent and name per node.
+    std::vector<uint32_t> parent = {0}, name = {0}, leaf(keys);
+    std::vector<uint32_t> path;  // nodes of the previous stack, by depth
+    absl::Span<const uint32_t> previous;
+    for (uint32_t key : sorted) {
+      const absl::Span<const uint32_t> frames = KeyFrames(key);
+      size_t depth = 0;
+      while (depth < previous.size() && depth < frames.size() && previous[depth] == frames[depth]) {
+        ++depth;
+      }
+      path.resize(depth);
+      for (; depth < frames.size(); ++depth) {
+        parent.push_back(path.empty() ? 0 : path.back());
+        name.push_back(frames[depth]);
+        path.push_back(static_cast<uint32_t>(parent.size() - 1));
+      }
+      leaf[key] = path.empty() ? 0 : path.back();
+      previous = frames;
     }
-    it->second = node;
-    return node;
+    // Numbered in first-seen order: a stack's nodes not yet numbered are
+    // the end of its path; they get the next numbers, outermost first.
+    std::vector<uint32_t> number(parent.size(), 0);  // 0: not yet (the root is 0)
+    std::vector<uint32_t> missing;
+    data_.nodes.resize(parent.size());
+    uint32_t next = 1;
+    for (uint32_t key = 0; key < keys; ++key) {
+      missing.clear();
+      for (uint32_t node = leaf[key]; node != 0 && number[node] == 0; node = parent[node]) {
+        missing.push_back(node);
+      }
+      for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        number[*it] = next;
+        data_.nodes[next] = {number[parent[*it]], name[*it]};
+        ++next;
+      }
+      leaf[key] = number[leaf[key]];
+    }
+    data_.nodes.resize(next);
+    return leaf;
   }
 
   // The location's frames as name ids, worked out once per location.
@@ -124,8 +185,10 @@ class PageBuilder {
   absl::flat_hash_map<std::pair<std::string, uint8_t>, uint32_t> name_ids_;
   std::vector<std::vector<uint32_t>> location_names_[2];  // by Java-ness of the root
   std::vector<bool> location_named_[2];
-  absl::flat_hash_map<uint64_t, uint32_t> children_;
-  absl::flat_hash_map<uint64_t, uint32_t> leaves_;
+  // Distinct (comm, stack) pairs in first-seen order, and their frames.
+  absl::flat_hash_map<uint64_t, uint32_t> keys_;
+  std::vector<size_t> key_starts_;
+  std::vector<uint32_t> key_frames_;
   absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> threads_;
 };
 
