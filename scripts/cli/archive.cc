@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -16,6 +17,7 @@
 #include "base/status_macros.h"
 #include "base/unique_fd.h"
 #include "scripts/cli/libarchive_api.h"
+#include "scripts/cli/parallel_gzip.h"
 
 namespace profcpu::cli {
 namespace {
@@ -66,6 +68,21 @@ absl::Status AddFile(const LibArchive& api, archive* a, const ArchiveEntry& entr
   return absl::OkStatus();
 }
 
+// libarchive's output for a tar.gz: the tar stream, into ParallelGzipWriter.
+struct GzipSink {
+  explicit GzipSink(int fd) : writer(fd) {}
+  static la_ssize_t Write(archive*, void* client, const void* data, size_t size) {
+    auto* sink = static_cast<GzipSink*>(client);
+    if (sink->status.ok()) {
+      sink->status = sink->writer.Write(absl::string_view(static_cast<const char*>(data), size));
+    }
+    // A failed write fails libarchive's write_data, which reports it.
+    return sink->status.ok() ? static_cast<la_ssize_t>(size) : -1;
+  }
+  ParallelGzipWriter writer;
+  absl::Status status;
+};
+
 // "a/b.txt" is fine; "", "/etc/x", "../x", "a/../../x" are not.
 bool IsSafeRelativePath(absl::string_view name) {
   if (name.empty() || name[0] == '/') return false;
@@ -106,14 +123,24 @@ absl::Status WriteArchive(const std::string& archive_path, ArchiveFormat format,
   PROFCPU_ASSIGN_OR_RETURN(const LibArchive* api, LoadLibArchive());
   std::string temp_path = archive_path + ".partial";
   ArchivePtr a(api->write_new(), ArchiveDeleter{api});
+  base::UniqueFd out;
+  std::optional<GzipSink> gzip;
   if (format == ArchiveFormat::kZip) {
     api->write_set_format_zip(a.get());  // deflated entries, as PerfView reads them
+    if (api->write_open_filename(a.get(), temp_path.c_str()) != ARCHIVE_OK) {
+      return ArchiveError(*api, a.get(), absl::StrCat("create ", temp_path));
+    }
   } else {
-    api->write_add_filter_gzip(a.get());
+    // The tar stream is compressed here, on every core (parallel_gzip.h),
+    // rather than by libarchive's gzip filter on one.
     api->write_set_format_pax_restricted(a.get());
-  }
-  if (api->write_open_filename(a.get(), temp_path.c_str()) != ARCHIVE_OK) {
-    return ArchiveError(*api, a.get(), absl::StrCat("create ", temp_path));
+    api->write_set_bytes_in_last_block(a.get(), 1);  // no padding to 10 KiB
+    out.Reset(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!out.valid()) return base::ErrnoStatus(errno, absl::StrCat("create ", temp_path));
+    gzip.emplace(out.get());
+    if (api->write_open(a.get(), &*gzip, nullptr, &GzipSink::Write, nullptr) != ARCHIVE_OK) {
+      return ArchiveError(*api, a.get(), absl::StrCat("create ", temp_path));
+    }
   }
   absl::Status status;
   for (const ArchiveEntry& entry : entries) {
@@ -122,6 +149,15 @@ absl::Status WriteArchive(const std::string& archive_path, ArchiveFormat format,
   }
   if (api->write_close(a.get()) != ARCHIVE_OK && status.ok()) {
     status = ArchiveError(*api, a.get(), absl::StrCat("finish ", temp_path));
+  }
+  if (gzip.has_value()) {
+    // The sink's own error (a full disk, say) says more than libarchive's.
+    if (!gzip->status.ok()) status = gzip->status;
+    absl::Status finished = gzip->writer.Finish();
+    if (status.ok()) status = finished;
+    if (status.ok() && ::close(out.Release()) != 0) {
+      status = base::ErrnoStatus(errno, absl::StrCat("close ", temp_path));
+    }
   }
   if (status.ok()) {
     // Durable before it takes the final name.

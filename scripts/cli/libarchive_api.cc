@@ -19,6 +19,9 @@ absl::StatusOr<LibArchive> Load() {
       lib.Get("archive_write_set_format_pax_restricted", &api.write_set_format_pax_restricted));
   PROFCPU_RETURN_IF_ERROR(lib.Get("archive_write_set_format_zip", &api.write_set_format_zip));
   PROFCPU_RETURN_IF_ERROR(lib.Get("archive_write_open_filename", &api.write_open_filename));
+  PROFCPU_RETURN_IF_ERROR(lib.Get("archive_write_open", &api.write_open));
+  PROFCPU_RETURN_IF_ERROR(
+      lib.Get("archive_write_set_bytes_in_last_block", &api.write_set_bytes_in_last_block));
   PROFCPU_RETURN_IF_ERROR(lib.Get("archive_write_header", &api.write_header));
   PROFCPU_RETURN_IF_ERROR(lib.Get("archive_write_data", &api.write_data));
   PROFCPU_RETURN_IF_ERROR(lib.Get("archive_write_close", &api.write_close));

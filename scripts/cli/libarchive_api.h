@@ -21,6 +21,9 @@ struct LibArchive {
   int (*write_set_format_pax_restricted)(archive* a);
   int (*write_set_format_zip)(archive* a);
   int (*write_open_filename)(archive* a, const char* path);
+  int (*write_open)(archive* a, void* client, archive_open_callback* open,
+                    archive_write_callback* write, archive_close_callback* close);
+  int (*write_set_bytes_in_last_block)(archive* a, int bytes);
   int (*write_header)(archive* a, archive_entry* entry);
   la_ssize_t (*write_data)(archive* a, const void* data, size_t size);
   int (*write_close)(archive* a);
