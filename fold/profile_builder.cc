@@ -377,6 +377,7 @@ absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,
       saw_header = true;
       std::visit([&builder](const auto& r) { builder.On(r); }, record);
     }
+    records.Recycle(std::move(batch));
   }
   PROFCPU_RETURN_IF_ERROR(records.status());
   if (!saw_header) return absl::DataLossError("recording holds no records");

@@ -21,6 +21,14 @@ void RecordPrefetcher::ReadLoop() {
   bool more = true;
   while (more) {
     std::vector<Record> batch;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!recycled_.empty()) {
+        batch = std::move(recycled_.back());
+        recycled_.pop_back();
+      }
+    }
+    batch.clear();  // frees the records here, where they were made
     batch.reserve(kBatchRecords);
     while (batch.size() < kBatchRecords) {
       absl::StatusOr<std::optional<Record>> record = reader_->Next();
@@ -55,6 +63,11 @@ std::vector<Record> RecordPrefetcher::NextBatch() {
   ready_.pop_front();
   changed_.notify_all();
   return batch;
+}
+
+void RecordPrefetcher::Recycle(std::vector<Record> batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!done_ && recycled_.size() < kMaxWaitingBatches) recycled_.push_back(std::move(batch));
 }
 
 absl::Status RecordPrefetcher::status() {

@@ -30,6 +30,10 @@ class RecordPrefetcher {
   // The next batch of records (empty at the end, or on an error: then
   // status() says which). Batches are bounded, and so is how many wait.
   std::vector<Record> NextBatch();
+  // Hands a batch back when done with it: the reading thread frees its
+  // records, so memory goes back to the thread that took it (glibc frees
+  // from another thread slowly) and the batch's capacity is reused.
+  void Recycle(std::vector<Record> batch);
   absl::Status status();
 
  private:
@@ -42,6 +46,7 @@ class RecordPrefetcher {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::vector<Record>> ready_;
+  std::vector<std::vector<Record>> recycled_;
   bool done_ = false;       // the reader thread has read its last record
   bool stopping_ = false;   // the consumer is going away
   absl::Status status_;
