@@ -71,6 +71,13 @@ void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& loc
 // "%s %5d/%-5d [%03d] %5lu.%06lu: %10lu %*s: \n". `comm` and `event` must be
 // sanitized; `event_width` right-aligns event names as perf does when a file
 // has several (the longest name's length).
+// The header in three parts, for writers that keep the parts that repeat:
+// "COMM %5d/%-5d [%03d] " (from the sample's pid, tid and cpu), the time
+// "%5lu.%06lu", and ": %10lu %*s: \n" (period, event).
+void AppendSampleThread(absl::string_view comm, const Sample& sample, std::string* out);
+void AppendSampleTime(uint64_t time_ns, std::string* out);
+void AppendSampleEvent(uint64_t period, absl::string_view event, int event_width,
+                       std::string* out);
 void AppendSampleHeader(absl::string_view comm, const Sample& sample, absl::string_view event,
                         int event_width, std::string* out);
 

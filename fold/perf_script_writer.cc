@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -66,6 +67,54 @@ class Cache {
   absl::flat_hash_map<uint32_t, std::string> events_;
   std::vector<std::string> locations_;
   std::vector<bool> location_done_;
+};
+
+// Sample headers from the parts that repeat, kept as text: each thread's
+// "comm pid/tid [cpu] " and the ": period event: \n" of the last sample;
+// only the time is formatted per sample.
+class SampleHeaders {
+ public:
+  SampleHeaders(Cache* cache, int event_width) : cache_(cache), event_width_(event_width) {}
+
+  void Append(const Sample& sample, std::string* out) {
+    const ThreadKey key{sample.comm, sample.pid, sample.tid, sample.cpu};
+    if (thread_ == nullptr || !(key == thread_key_)) {
+      auto [it, inserted] = threads_.try_emplace(key);
+      if (inserted) AppendSampleThread(cache_->Comm(sample.comm), sample, &it->second);
+      thread_ = &it->second;  // flat_hash_map moves values: valid until the next insert
+      thread_key_ = key;
+    }
+    out->append(*thread_);
+    AppendSampleTime(sample.time_ns, out);
+    if (event_text_.empty() || sample.period != period_ || sample.event != event_) {
+      period_ = sample.period;
+      event_ = sample.event;
+      event_text_.clear();
+      AppendSampleEvent(period_, cache_->Event(event_), event_width_, &event_text_);
+    }
+    out->append(event_text_);
+  }
+
+ private:
+  struct ThreadKey {
+    uint32_t comm, pid, tid, cpu;
+    friend bool operator==(const ThreadKey& a, const ThreadKey& b) {
+      return a.comm == b.comm && a.pid == b.pid && a.tid == b.tid && a.cpu == b.cpu;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const ThreadKey& k) {
+      return H::combine(std::move(h), k.comm, k.pid, k.tid, k.cpu);
+    }
+  };
+
+  Cache* cache_;
+  const int event_width_;
+  absl::flat_hash_map<ThreadKey, std::string> threads_;
+  const std::string* thread_ = nullptr;
+  ThreadKey thread_key_{};
+  uint64_t period_ = 0;
+  uint32_t event_ = 0;
+  std::string event_text_;
 };
 
 void AppendGapFillers(const std::vector<GapFiller>& fillers, uint64_t spacing_ns, Cache* cache,
@@ -155,9 +204,13 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
   // perf pads event names to the longest one in the file.
   RuntimeEvents events(profile, options.events, &cache);
   int event_width = events.EventWidth();
+  uint32_t last_event = UINT32_MAX;
   for (const Sample& sample : profile.samples()) {
+    if (sample.event == last_event) continue;  // runs of one event: no lookup
+    last_event = sample.event;
     event_width = std::max(event_width, static_cast<int>(cache.Event(sample.event).size()));
   }
+  SampleHeaders headers(&cache, event_width);
   if (!profile.samples().empty()) events.SkipBefore(profile.samples().front().time_ns);
   // A runtime event is one more record for PerfView's weighing: the export
   // closes it one spacing later, as a sample.
@@ -182,8 +235,7 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
       gaps.Before(sample, &fillers);
       AppendGapFillers(fillers, spacing_ns, &cache, event_width, buffer);
     }
-    AppendSampleHeader(cache.Comm(sample.comm), sample, cache.Event(sample.event), event_width,
-                       buffer);
+    headers.Append(sample, buffer);
     for (uint32_t location : profile.stack(sample.stack)) {
       buffer->append(cache.LocationLines(location));
     }
