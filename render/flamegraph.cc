@@ -17,9 +17,8 @@ constexpr size_t kFrameOverhead = 200;
 
 // The count that spans the whole width: the tree's total, or --total when it
 // is larger (flamegraph.pl ignores a smaller one, with a warning).
-double FullCount(const FrameTree& tree, const FlameGraphOptions& options, double count_unit,
+double FullCount(double actual, const FlameGraphOptions& options, double count_unit,
                  FlameGraphReport* report) {
-  const double actual = static_cast<double>(tree.root().total);
   if (options.total <= 0) return actual;
   const double wanted = options.total / count_unit;
   if (wanted < actual) {
@@ -49,9 +48,24 @@ FrameTreeOptions TreeOptionsFor(const FlameGraphOptions& options, bool different
 
 FrameTree BuildFlameGraphTree(const fold::FoldedProfile& profile,
                               const FlameGraphOptions& options) {
-  const FrameTreeOptions tree_options = TreeOptionsFor(options, profile.differential);
+  FrameTreeOptions tree_options = TreeOptionsFor(options, profile.differential);
   StackShaper shaper(options);
-  if (!shaper.active()) return FrameTree::Build(profile, tree_options);
+  if (!shaper.active()) {
+    if (!tree_options.flamechart && !tree_options.differential &&
+        ValidateFlameGraphOptions(options).ok()) {
+      // What AppendFlameGraph will draw: frames at least this wide.
+      uint64_t total = 0;
+      for (const fold::FoldedStack& stack : profile.stacks) {
+        total = SaturatingAdd(total, stack.count);
+      }
+      const double count_unit = profile.count_unit > 0 ? profile.count_unit : 1;
+      FlameGraphReport unused;
+      tree_options.drop_callees_below =
+          MinDrawnCount(options, FullCount(static_cast<double>(total), options, count_unit,
+                                           &unused));
+    }
+    return FrameTree::Build(profile, tree_options);
+  }
   FrameTree::Builder builder(tree_options);
   std::vector<absl::string_view> frames;
   for (const fold::FoldedStack& stack : profile.stacks) {
@@ -79,7 +93,8 @@ absl::Status AppendFlameGraph(const FrameTree& tree, const FlameGraphOptions& op
 
   // Two passes over the frames drawn: the first sizes the image and the
   // buffer, the second writes.
-  const double full_count = FullCount(tree, options, count_unit, report);
+  const double full_count =
+      FullCount(static_cast<double>(tree.root().total), options, count_unit, report);
   const double min_count = MinDrawnCount(options, full_count);
   uint32_t max_depth = 0;
   size_t bytes = DocumentStartSizeHint();

@@ -29,7 +29,9 @@ struct FlameGraphReport {
 
 // The merged tree `options` draws for `profile`: stacks reversed and waker
 // frames marked as the options say (stack_shaper.h), merged as a flame graph
-// or a flame chart, with deltas when the profile is differential.
+// or a flame chart, with deltas when the profile is differential. Callees of
+// frames too narrow to draw at the options' -minwidth may be left out
+// (FrameTreeOptions::drop_callees_below): the tree is for drawing.
 FrameTree BuildFlameGraphTree(const fold::FoldedProfile& profile,
                               const FlameGraphOptions& options);
 // The tree options that go with `options`.

@@ -281,3 +281,40 @@ TEST(FlameGraphTest, RejectsInvalidOptions) {
 
 }  // namespace
 }  // namespace profcpu::render
+
+namespace profcpu::render {
+namespace {
+
+// The graph's tree drops the callees of frames too narrow to draw; the SVG
+// is the one the whole tree gives, at every -minwidth.
+TEST(FlameGraphTest, DroppingUndrawnCalleesChangesNothingDrawn) {
+  fold::FoldedProfile profile;
+  uint64_t state = 12345;
+  std::vector<std::string> frames;
+  for (int i = 0; i < 3000; ++i) {
+    frames = {"comm"};
+    const int depth = 2 + static_cast<int>(state % 9);
+    for (int d = 0; d < depth; ++d) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      frames.push_back(absl::StrCat("f", (state >> 33) % (d < 2 ? 3 : 12)));
+    }
+    std::vector<absl::string_view> views(frames.begin(), frames.end());
+    profile.AddStack(views, 1 + (state >> 40) % 20);
+  }
+  const std::pair<double, bool> widths[] = {{0.1, false}, {2, false}, {0.5, true}, {0, false}};
+  for (const auto& [min_width, percent] : widths) {
+    FlameGraphOptions options;
+    options.min_width = min_width;
+    options.min_width_is_percent = percent;
+    const FrameTree whole = FrameTree::Build(profile);
+    const FrameTree drawn = BuildFlameGraphTree(profile, options);
+    std::string from_whole, from_drawn;
+    ASSERT_TRUE(AppendFlameGraph(whole, options, "samples", 1, &from_whole).ok());
+    ASSERT_TRUE(AppendFlameGraph(drawn, options, "samples", 1, &from_drawn).ok());
+    EXPECT_EQ(from_drawn, from_whole) << "-minwidth " << min_width;
+    if (min_width == 2) EXPECT_LT(drawn.nodes().size(), whole.nodes().size());
+  }
+}
+
+}  // namespace
+}  // namespace profcpu::render

@@ -91,7 +91,10 @@ FrameTree::Builder::Builder(FrameTreeOptions options) : options_(options) {
 
 FrameTree::Builder::~Builder() = default;
 
-void FrameTree::Builder::ExpectGroupedInput() { children_.reset(); }
+void FrameTree::Builder::ExpectGroupedInput() {
+  children_.reset();
+  grouped_ = !options_.flamechart;
+}
 
 uint32_t FrameTree::Builder::InternName(absl::string_view name) {
   if (auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
@@ -175,6 +178,17 @@ void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_
   CountPath(count, delta);
 }
 
+void FrameTree::Builder::DropNarrowCallees(size_t from_depth) {
+  if (options_.differential || options_.flamechart) return;
+  std::vector<Node>& nodes = tree_.nodes_;
+  for (size_t depth = path_.size(); depth-- > from_depth;) {
+    const uint32_t id = path_[depth];
+    if (static_cast<double>(nodes[id].total) < options_.drop_callees_below) {
+      nodes.resize(id + 1);  // its callees, created after it
+    }
+  }
+}
+
 void FrameTree::Builder::AddInterned(absl::Span<const uint32_t> names, uint64_t count,
                                      int64_t delta) {
   if (Skips(count, delta)) return;
@@ -186,6 +200,7 @@ void FrameTree::Builder::AddInterned(absl::Span<const uint32_t> names, uint64_t 
     node = path_[depth];
     ++depth;
   }
+  if (grouped_ && options_.drop_callees_below > 0) DropNarrowCallees(depth);
   path_.resize(depth);
   for (; depth < names.size() && nodes.size() < kMaxNodes; ++depth) {
     node = ChildOf(node, names[depth]);

@@ -47,6 +47,12 @@ struct FrameTreeOptions {
   bool flamechart = false;
   // Keep each node's delta (differential flame graphs).
   bool differential = false;
+  // Frames with a total below this are never drawn, nor are their callees
+  // (ForEachAtLeast): Build() keeps such a frame, whose width still places
+  // its siblings, but not its callees. Memory then follows what is drawn,
+  // not every distinct stack (millions of frames on deep, varied stacks).
+  // Not for flame charts or differential trees.
+  double drop_callees_below = 0;
 };
 
 class FrameTree {
@@ -174,6 +180,12 @@ class FrameTree::Builder {
   absl::flat_hash_map<absl::string_view, uint32_t> name_ids_;
   // Finds a node's child by name (not used for flame charts).
   std::unique_ptr<ChildIndex> children_;
+  // In grouped input, the nodes of the previous stack below the frame where
+  // the next one differs are complete: drops the callees of those too
+  // narrow to draw (they are the newest nodes, as input is grouped).
+  void DropNarrowCallees(size_t from_depth);
+
+  bool grouped_ = false;  // ExpectGroupedInput()
   std::vector<uint32_t> path_;  // node of each frame of the previous stack
   size_t block_left_ = 0;       // free bytes at block_next_ in the newest name block
   char* block_next_ = nullptr;
