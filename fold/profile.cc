@@ -17,9 +17,42 @@ uint32_t Profile::InternLocation(const Location& location) {
 }
 
 uint32_t Profile::InternStack(const std::vector<uint32_t>& location_ids) {
-  auto [it, inserted] = stack_ids_.try_emplace(location_ids, static_cast<uint32_t>(stacks_.size()));
-  if (inserted) stacks_.push_back(location_ids);
-  return it->second;
+  auto it = stacks_->ids.find(absl::MakeConstSpan(location_ids));
+  if (it != stacks_->ids.end()) return *it;
+  stacks_->stacks.push_back(location_ids);
+  const uint32_t id = static_cast<uint32_t>(stacks_->stacks.size() - 1);
+  stacks_->ids.insert(id);
+  return id;
+}
+
+Profile& Profile::operator=(Profile&& other) noexcept {
+  if (this == &other) return *this;
+  strings_ = std::move(other.strings_);
+  string_ids_ = std::move(other.string_ids_);
+  locations_ = std::move(other.locations_);
+  location_ids_ = std::move(other.location_ids_);
+  stacks_.swap(other.stacks_);
+  other.stacks_->stacks.clear();
+  other.stacks_->ids.clear();
+  samples_ = std::move(other.samples_);
+  symbols_ = std::move(other.symbols_);
+  modules_ = std::move(other.modules_);
+  return *this;
+}
+
+Profile& Profile::operator=(const Profile& other) {
+  if (this == &other) return *this;
+  strings_ = other.strings_;
+  string_ids_ = other.string_ids_;
+  locations_ = other.locations_;
+  location_ids_ = other.location_ids_;
+  stacks_ = std::make_unique<StackStore>();
+  stacks_->stacks = other.stacks_->stacks;
+  for (uint32_t id = 0; id < stacks_->stacks.size(); ++id) stacks_->ids.insert(id);
+  samples_ = other.samples_;
+  symbols_ = other.symbols_;
+  modules_ = other.modules_;
+  return *this;
 }
 
 }  // namespace profcpu::fold

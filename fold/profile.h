@@ -6,12 +6,16 @@
 #define PROFCPU_FOLD_PROFILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/types/span.h"
 #include "absl/strings/string_view.h"
 #include "symbolize/code_location.h"
 #include "symbolize/symbol_table.h"
@@ -47,6 +51,14 @@ struct Sample {
 
 class Profile {
  public:
+  Profile() = default;
+  // Copies rebuild the stack index (it points into the stacks it indexes);
+  // a moved-from Profile is empty. Every member must be in these.
+  Profile(Profile&& other) noexcept { *this = std::move(other); }
+  Profile& operator=(Profile&& other) noexcept;
+  Profile(const Profile& other) { *this = other; }
+  Profile& operator=(const Profile& other);
+
   uint32_t InternString(absl::string_view s);
   // Locations are interned by (code, address, adjust, kernel).
   uint32_t InternLocation(const Location& location);
@@ -56,11 +68,11 @@ class Profile {
 
   const std::string& string(uint32_t id) const { return strings_[id]; }
   const Location& location(uint32_t id) const { return locations_[id]; }
-  const std::vector<uint32_t>& stack(uint32_t id) const { return stacks_[id]; }
+  const std::vector<uint32_t>& stack(uint32_t id) const { return stacks_->stacks[id]; }
   const std::vector<Sample>& samples() const { return samples_; }
   std::vector<Sample>& mutable_samples() { return samples_; }
   size_t location_count() const { return locations_.size(); }
-  size_t stack_count() const { return stacks_.size(); }
+  size_t stack_count() const { return stacks_->stacks.size(); }
 
   // The names of the locations, given whole by the symbolize stage (or
   // filled by a reader of perf script text, which names as it reads).
@@ -78,8 +90,35 @@ class Profile {
   std::vector<Location> locations_;
   absl::flat_hash_map<std::tuple<symbolize::CodeLocation, uint64_t, uint8_t, bool>, uint32_t>
       location_ids_;
-  std::vector<std::vector<uint32_t>> stacks_;
-  absl::flat_hash_map<std::vector<uint32_t>, uint32_t> stack_ids_;
+  // Distinct stacks, found by their locations: a set of indices into
+  // `stacks` hashed and compared through it, so each stack is held once.
+  // On the heap, so the set's view of `stacks` survives moving the Profile.
+  struct StackStore {
+    struct Hash {
+      using is_transparent = void;
+      const std::vector<std::vector<uint32_t>>* stacks;
+      size_t operator()(absl::Span<const uint32_t> ids) const {
+        return absl::Hash<absl::Span<const uint32_t>>()(ids);
+      }
+      size_t operator()(uint32_t index) const {
+        return (*this)(absl::MakeConstSpan((*stacks)[index]));
+      }
+    };
+    struct Eq {
+      using is_transparent = void;
+      const std::vector<std::vector<uint32_t>>* stacks;
+      absl::Span<const uint32_t> Ids(uint32_t index) const { return (*stacks)[index]; }
+      absl::Span<const uint32_t> Ids(absl::Span<const uint32_t> ids) const { return ids; }
+      template <typename A, typename B>
+      bool operator()(const A& a, const B& b) const {
+        return Ids(a) == Ids(b);
+      }
+    };
+    StackStore() : ids(0, Hash{&stacks}, Eq{&stacks}) {}
+    std::vector<std::vector<uint32_t>> stacks;
+    absl::flat_hash_set<uint32_t, Hash, Eq> ids;
+  };
+  std::unique_ptr<StackStore> stacks_ = std::make_unique<StackStore>();
   std::vector<Sample> samples_;
   symbolize::SymbolTable symbols_;
   std::vector<symbolize::Module> modules_;
