@@ -1,5 +1,9 @@
 #include "fold/output_buffer.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +42,7 @@ void OutputBuffer::WriterLoop() {
         !failed && std::fwrite(in_flight_.data(), 1, in_flight_.size(), file_) != in_flight_.size();
     const int error = errno;
     lock.lock();
+    if (!failed && !short_write) written_ += in_flight_.size();
     if (short_write && status_.ok()) status_ = base::ErrnoStatus(error, "write output");
     in_flight_.clear();
     pending_ = false;
@@ -68,12 +73,28 @@ void OutputBuffer::Flush() {
   if (buffer_->capacity() < kFlushBytes) buffer_->reserve(kFlushBytes + (kFlushBytes >> 2));
 }
 
+void OutputBuffer::Preallocate(uint64_t bytes) {
+  if (file_ == nullptr || bytes == 0) return;
+  const int fd = ::fileno(file_);
+  // Only a new, empty regular file: the bound is of this output alone.
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return;
+  preallocated_ = ::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) == 0;
+}
+
 absl::Status OutputBuffer::Finish() {
   if (file_ != nullptr) {
     Flush();
     WaitForWriter();
     std::lock_guard<std::mutex> lock(mutex_);
     if (status_.ok() && std::fflush(file_) != 0) status_ = base::ErrnoStatus(errno, "flush output");
+    if (preallocated_) {
+      // Whatever happened, the file ends where the text does.
+      if (::ftruncate(::fileno(file_), static_cast<off_t>(written_)) != 0 && status_.ok()) {
+        status_ = base::ErrnoStatus(errno, "truncate output");
+      }
+      preallocated_ = false;
+    }
   }
   std::lock_guard<std::mutex> lock(mutex_);
   return status_;

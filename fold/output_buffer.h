@@ -45,6 +45,13 @@ class OutputBuffer {
   // the first error seen since construction.
   absl::Status Finish();
 
+  // A file sink whose writer knows an upper bound of the output's size:
+  // reserves the file's blocks at once (fallocate), which makes the writes
+  // after it cheaper (ext4 allocates block by block otherwise: a third of a
+  // large perf script's write time). Finish() cuts the file to what was
+  // written. Best effort: a pipe or a filesystem without it writes as usual.
+  void Preallocate(uint64_t bytes);
+
  private:
   static constexpr size_t kFlushBytes = size_t{1} << 20;
 
@@ -55,6 +62,8 @@ class OutputBuffer {
   void WriterLoop();
 
   std::FILE* file_ = nullptr;
+  bool preallocated_ = false;
+  uint64_t written_ = 0;  // bytes the writer thread wrote (guarded by mutex_)
   std::string owned_;
   std::string* buffer_;
   absl::Status status_;

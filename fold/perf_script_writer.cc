@@ -69,6 +69,37 @@ class Cache {
   std::vector<bool> location_done_;
 };
 
+// An upper bound of the bytes the samples and runtime events take (their
+// frame lines exactly, the headers at their widest).
+uint64_t SizeBound(const Profile& profile, const std::vector<PerfScriptEvent>& events,
+                   int event_width, Cache* cache) {
+  // " %5d/%-5d [%03d] " 36, "%5lu.%06lu" 27, ": %10lu " 23, ": \n" 3, a space
+  // after a short comm, the blank line: at most 91 bytes besides names.
+  constexpr uint64_t kHeaderBytes = 96;
+  std::vector<uint64_t> stack_bytes(profile.stack_count(), 0);
+  for (uint32_t id = 0; id < stack_bytes.size(); ++id) {
+    for (uint32_t location : profile.stack(id)) {
+      stack_bytes[id] += cache->LocationLines(location).size();
+    }
+  }
+  uint64_t comm_bytes = 0;
+  uint32_t last_comm = UINT32_MAX;
+  uint64_t total = 0;
+  for (const Sample& sample : profile.samples()) {
+    if (sample.comm != last_comm) {
+      last_comm = sample.comm;
+      comm_bytes = cache->Comm(sample.comm).size();
+    }
+    total += comm_bytes + kHeaderBytes + static_cast<uint64_t>(event_width) +
+             stack_bytes[sample.stack];
+  }
+  for (const PerfScriptEvent& e : events) {
+    // A comm, a header, "\t 0 FRAME (MODULE)\n": sanitizing at most quadruples.
+    total += 256 + kHeaderBytes + e.event.size() + 4 * e.frame.size();
+  }
+  return total;
+}
+
 // Sample headers from the parts that repeat, kept as text: each thread's
 // "comm pid/tid [cpu] " and the ": period event: \n" of the last sample;
 // only the time is formatted per sample.
@@ -211,6 +242,11 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
     event_width = std::max(event_width, static_cast<int>(cache.Event(sample.event).size()));
   }
   SampleHeaders headers(&cache, event_width);
+  // perf's own text has no fillers; its size is known well enough up front.
+  if (spacing_ns == 0) {
+    out->Preallocate(out->buffer()->size() + SizeBound(profile, options.events, event_width,
+                                                       &cache));
+  }
   if (!profile.samples().empty()) events.SkipBefore(profile.samples().front().time_ns);
   // A runtime event is one more record for PerfView's weighing: the export
   // closes it one spacing later, as a sample.
