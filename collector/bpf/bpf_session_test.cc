@@ -242,9 +242,11 @@ TEST(BpfSessionTest, AStayWhoseSwitchBackWentUnreportedIsKept) {
   (*session)->DrainLosses(0, [](recording::Record&&) {});
   EXPECT_EQ((*session)->counters().losses[PROFCPU_LOSS_MISSED_SWITCH], 0u);
   // The scheduler's CPU time read when staging may lag by a tick (4 ms at
-  // HZ=250), which makes the stay end that much earlier.
+  // HZ=250), which makes the stay end that much earlier; on a loaded machine
+  // the thread waits to run between its CPU time, which makes it end later
+  // (seen: 104 ms at load 4 on two cores). The thread's own stays are 10 ms.
   EXPECT_EQ(std::count_if(durations.begin(), durations.end(),
-                          [](uint64_t d) { return d >= 90'000'000 && d <= 102'000'000; }),
+                          [](uint64_t d) { return d >= 90'000'000 && d <= 150'000'000; }),
             1)
       << ::testing::PrintToString(durations);
 }
