@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -109,7 +110,7 @@ class SampleHeaders {
 
   void Append(const Sample& sample, std::string* out) {
     const ThreadKey key{sample.comm, sample.pid, sample.tid, sample.cpu};
-    if (thread_ == nullptr || !(key == thread_key_)) {
+    if (thread_ == nullptr || key != thread_key_) {
       auto [it, inserted] = threads_.try_emplace(key);
       if (inserted) AppendSampleThread(cache_->Comm(sample.comm), sample, &it->second);
       thread_ = &it->second;  // flat_hash_map moves values: valid until the next insert
@@ -127,16 +128,7 @@ class SampleHeaders {
   }
 
  private:
-  struct ThreadKey {
-    uint32_t comm, pid, tid, cpu;
-    friend bool operator==(const ThreadKey& a, const ThreadKey& b) {
-      return a.comm == b.comm && a.pid == b.pid && a.tid == b.tid && a.cpu == b.cpu;
-    }
-    template <typename H>
-    friend H AbslHashValue(H h, const ThreadKey& k) {
-      return H::combine(std::move(h), k.comm, k.pid, k.tid, k.cpu);
-    }
-  };
+  using ThreadKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;  // comm, pid, tid, cpu
 
   Cache* cache_;
   const int event_width_;

@@ -1,6 +1,7 @@
 #include "fold/profile_builder.h"
 
 #include <algorithm>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -319,21 +320,10 @@ class Builder {
     return id;
   }
 
-  // A raw frame as sampled: the same one names the same location until an
-  // address space changes (a Mmap, Fork or Comm record clears the cache).
-  struct FrameKey {
-    uint64_t ip;
-    uint32_t pid;
-    uint8_t adjust;
-    bool kernel;
-    friend bool operator==(const FrameKey& a, const FrameKey& b) {
-      return a.ip == b.ip && a.pid == b.pid && a.adjust == b.adjust && a.kernel == b.kernel;
-    }
-    template <typename H>
-    friend H AbslHashValue(H h, const FrameKey& k) {
-      return H::combine(std::move(h), k.ip, k.pid, k.adjust, k.kernel);
-    }
-  };
+  // A raw frame as sampled (ip, pid, adjust, kernel): the same one names the
+  // same location until an address space changes (a Mmap, Fork or Comm
+  // record clears the cache).
+  using FrameKey = std::tuple<uint64_t, uint32_t, uint8_t, bool>;
 
   BuiltProfile* out_;
   const BuildOptions& options_;

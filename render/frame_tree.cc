@@ -156,26 +156,42 @@ void FrameTree::Builder::CountPath(uint64_t count, int64_t delta) {
   }
 }
 
-void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_t count,
-                             int64_t delta) {
+template <typename Frames, typename SameName, typename NameOf>
+void FrameTree::Builder::AddStack(const Frames& frames, SameName same_name, NameOf name_of,
+                                  uint64_t count, int64_t delta) {
   if (Skips(count, delta)) return;
   const std::vector<Node>& nodes = tree_.nodes_;
   uint32_t node = 0;
   size_t depth = 0;
-  // Sorted input repeats the previous stack's first frames: comparing the
-  // strings is cheaper than hashing them again. For a flame chart this is
-  // the only merging there is.
+  // Sorted input repeats the previous stack's first frames: comparing them
+  // is cheaper than looking them up again. For a flame chart this is the
+  // only merging there is.
   const size_t limit = std::min(path_.size(), frames.size());
-  while (depth < limit && tree_.names_[nodes[path_[depth]].name] == frames[depth]) {
+  while (depth < limit && same_name(nodes[path_[depth]].name, frames[depth])) {
     node = path_[depth];
     ++depth;
   }
+  if (grouped_ && options_.drop_callees_below > 0) DropNarrowCallees(depth);
   path_.resize(depth);
   for (; depth < frames.size() && nodes.size() < kMaxNodes; ++depth) {
-    node = ChildOf(node, InternName(frames[depth]));
+    node = ChildOf(node, name_of(frames[depth]));
     path_.push_back(node);
   }
   CountPath(count, delta);
+}
+
+void FrameTree::Builder::Add(absl::Span<const absl::string_view> frames, uint64_t count,
+                             int64_t delta) {
+  AddStack(
+      frames, [this](uint32_t name, absl::string_view frame) { return tree_.names_[name] == frame; },
+      [this](absl::string_view frame) { return InternName(frame); }, count, delta);
+}
+
+void FrameTree::Builder::AddInterned(absl::Span<const uint32_t> names, uint64_t count,
+                                     int64_t delta) {
+  AddStack(
+      names, [](uint32_t name, uint32_t frame) { return name == frame; },
+      [](uint32_t frame) { return frame; }, count, delta);
 }
 
 void FrameTree::Builder::DropNarrowCallees(size_t from_depth) {
@@ -187,26 +203,6 @@ void FrameTree::Builder::DropNarrowCallees(size_t from_depth) {
       nodes.resize(id + 1);  // its callees, created after it
     }
   }
-}
-
-void FrameTree::Builder::AddInterned(absl::Span<const uint32_t> names, uint64_t count,
-                                     int64_t delta) {
-  if (Skips(count, delta)) return;
-  const std::vector<Node>& nodes = tree_.nodes_;
-  uint32_t node = 0;
-  size_t depth = 0;
-  const size_t limit = std::min(path_.size(), names.size());
-  while (depth < limit && nodes[path_[depth]].name == names[depth]) {
-    node = path_[depth];
-    ++depth;
-  }
-  if (grouped_ && options_.drop_callees_below > 0) DropNarrowCallees(depth);
-  path_.resize(depth);
-  for (; depth < names.size() && nodes.size() < kMaxNodes; ++depth) {
-    node = ChildOf(node, names[depth]);
-    path_.push_back(node);
-  }
-  CountPath(count, delta);
 }
 
 void FrameTree::Builder::MakeDifferential() {

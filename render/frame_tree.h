@@ -172,6 +172,11 @@ class FrameTree::Builder {
   uint32_t ChildOf(uint32_t node, uint32_t name);
   // Adds the stack in path_ to the totals (and its delta to its last frame).
   void CountPath(uint64_t count, int64_t delta);
+  // Add() and AddInterned(): frames compared with the previous stack's by
+  // same_name(node's name id, frame), named by name_of(frame).
+  template <typename Frames, typename SameName, typename NameOf>
+  void AddStack(const Frames& frames, SameName same_name, NameOf name_of, uint64_t count,
+                int64_t delta);
 
   struct ChildIndex;
 
