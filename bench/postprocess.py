@@ -6,6 +6,16 @@ of sampling to exit, and `profcpu fold` next to stackcollapse-perf.pl on an
 binary from before the speed work too, and every output is compared byte for
 byte. Prints one table and the issue's targets. Run by bench/postprocess.sh.
 
+Workloads (--only, or the ONLY environment variable, picks some):
+  a  demo_workload 6 (2 threads), 4999 Hz
+  b  busy_stacks 12 2, 4999 Hz (~60k samples of deep, all-distinct stacks)
+  c  demo_workload 20, 4999 Hz: ~200k samples on a quiet 2-core machine, the
+     workload issue 18's "~200k samples in <= 1 s, <= 150 MB" was set against
+  e  busy_stacks 40 2, 4999 Hz: the worst case, ~200k deep, all-distinct
+     stacks (~800 MB of perf script text); slow, SKIP_WORST=1 leaves it out
+  d  1M samples grown from busy_stacks 12 2 by bench/grow_recording
+  collect, fold (see below)
+
 Every timing is the median of --runs (profcpu and perl alternate, so a
 burst of load hurts both); wall seconds, CPU seconds (user + system, the
 pipeline's processes summed) and peak RSS (the largest process, as
@@ -312,7 +322,8 @@ def print_report(args, rows, collect, fold, load):
     print(f"\n{datetime.date.today()}, {os.cpu_count()} CPUs; load average (1 min) {load[0]:.2f} at the start, "
           f"{load[1]:.2f} at the end")
     print(f"profcpu postprocess -dir D (D holds only prof.tar.gz), median of {args.runs} "
-          f"({args.large_runs} for d); wall s, CPU s, peak RSS MiB")
+          f"({args.large_runs} for d); wall s, CPU s, peak RSS MiB; perl: perf script | stackcollapse-perf.pl "
+          "| flamegraph.pl on perf record -F 4999 -g of the same workload")
     head = ("workload", "samples", "perf samples", "perf_script MB", "profcpu s", "CPU s", "RSS MiB", "old s", "old MiB",
             "perl s", "perl CPU s", "perl MiB", "perl/profcpu", "old/profcpu", "outputs vs old", "exports vs old")
     table = []
@@ -361,8 +372,12 @@ def print_report(args, rows, collect, fold, load):
         print(f"  (a) >= 25x the perl pipeline: {ratio:.1f}x {verdict(ratio >= 25)}")
     if "c" in by:
         n = by["c"]["new"]
-        print(f"  (c) ~200k samples <= 1 s, <= 150 MB: {n['wall']:.2f} s, {n['rss'] / 1e6:.0f} MB "
-              f"{verdict(n['wall'] <= 1 and n['rss'] <= 150e6)}")
+        print(f"  (c) ~200k samples <= 1 s, <= 150 MB: {by['c']['samples']:,} samples, {n['wall']:.2f} s, "
+              f"{n['rss'] / 1e6:.0f} MB {verdict(n['wall'] <= 1 and n['rss'] <= 150e6)}")
+    if "e" in by:
+        n = by["e"]["new"]
+        print(f"  (e) worst case, not a target: {by['e']['samples']:,} deep, all-distinct stacks, "
+              f"{n['wall']:.2f} s, {n['rss'] / 1e6:.0f} MB")
     if "d" in by:
         n = by["d"]["new"]
         print(f"  (d) 1M samples <= 5 s, <= 500 MB: {n['wall']:.2f} s, {n['rss'] / 1e6:.0f} MB "
@@ -383,13 +398,20 @@ def main():
     p.add_argument("--large-runs", type=int, default=3, help="runs of (d), the 1M-sample archive")
     p.add_argument("--large-samples", type=int, default=1000000)
     p.add_argument("--fold-bytes", type=int, default=8 << 20)
-    p.add_argument("--only", default="a,b,c,d,collect,fold", help="what to measure, comma-separated")
+    p.add_argument("--only", default=os.environ.get("ONLY") or "a,b,c,e,d,collect,fold",
+                   help="what to measure, comma-separated (default: $ONLY, else all; SKIP_WORST=1 drops e)")
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--grow-recording", help="bench/grow_recording to use (default: the build folder's)")
     args = p.parse_args()
     args.demo_workload = os.path.join(args.build, "tests", "fixtures", "demo_workload")
     args.busy_stacks = os.path.join(args.build, "bench", "busy_stacks")
-    args.grow_recording = os.path.join(args.build, "bench", "grow_recording")
-    only = set(args.only.split(","))
+    args.grow_recording = args.grow_recording or os.path.join(args.build, "bench", "grow_recording")
+    only = {w.strip() for w in args.only.split(",") if w.strip()}
+    unknown = only - {"a", "b", "c", "d", "e", "collect", "fold"}
+    if unknown:
+        sys.exit(f"--only: unknown workloads {', '.join(sorted(unknown))} (a, b, c, d, e, collect, fold)")
+    if os.environ.get("SKIP_WORST", "") not in ("", "0"):
+        only.discard("e")
     # No symbol server in the timings: a set DEBUGINFOD_URLS would fetch
     # the unknown libraries' debug files over the network.
     env = {k: v for k, v in os.environ.items() if k != "DEBUGINFOD_URLS"}
@@ -402,7 +424,9 @@ def main():
     # Recorded one after another, before anything is timed.
     plans = {"a": ("demo_workload 6 (2 threads, 6 s), 4999 Hz", [args.demo_workload, "6"]),
              "b": ("busy_stacks 12 2 (12 s of CPU, 2 threads), 4999 Hz", [args.busy_stacks, "12", "2"]),
-             "c": ("busy_stacks 40 2 (40 s of CPU, 2 threads), 4999 Hz", [args.busy_stacks, "40", "2"])}
+             "c": ("demo_workload 20 (2 threads, 20 s), 4999 Hz", [args.demo_workload, "20"]),
+             "e": ("worst case: busy_stacks 40 2 (40 s of CPU, 2 threads; deep, all-distinct stacks), 4999 Hz",
+                   [args.busy_stacks, "40", "2"])}
     prepared = []
     perf_samples = {}
     for key, (label, argv) in plans.items():
@@ -411,11 +435,13 @@ def main():
         log(f"recording {label}")
         run_dir = profcpu_record(runner, args.profcpu, os.path.join(work, f"{key}-record"), argv,
                                  ["-freq", "4999"])
+        log(f"({key}) recorded {samples_of(run_dir):,} samples")
         archive = archive_only(run_dir, os.path.join(work, f"{key}-archive"))
         shutil.rmtree(os.path.join(work, f"{key}-record"))
         perf_data = None
-        if key in ("a", "b"):
+        if key in ("a", "b", "c"):
             perf_data, perf_samples[key] = perf_record(runner, os.path.join(work, f"{key}-perf"), argv)
+            log(f"({key}) perf record: {perf_samples[key]:,} samples")
             if key == "b":
                 perf_b = perf_data
         if key in only:

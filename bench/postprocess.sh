@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # How long users wait for outputs (issue 18): profcpu postprocess of a run
 # archive against perf script | stackcollapse-perf.pl | flamegraph.pl on the
-# same workloads (a: demo_workload, 2 threads, 6 s at 4999 Hz; b: busy_stacks
-# 12 2; c: busy_stacks 40 2, ~200k samples; d: 1M samples, a machine-wide
-# minute grown from a real recording by bench/grow_recording), collect's
-# time from the end of sampling to exit, and profcpu fold against
-# stackcollapse-perf.pl on 8 MB of perf script text. Median of 3 each; one
-# table and the issue's targets at the end. Takes about 20 minutes.
+# same workloads, all at 4999 Hz:
+#   a: demo_workload 6 (2 threads, 6 s)
+#   b: busy_stacks 12 2 (~60k deep, all-distinct stacks)
+#   c: demo_workload 20, ~200k samples on a quiet 2-core machine (the
+#      workload of issue 18's "~200k samples in <= 1 s, <= 150 MB")
+#   e: the worst case, busy_stacks 40 2: ~200k deep, all-distinct stacks,
+#      ~800 MB of perf script text; slow (no perl run), SKIP_WORST=1 skips it
+#   d: 1M samples, a machine-wide minute grown from a real recording by
+#      bench/grow_recording (no perl run)
+# plus collect's time from the end of sampling to exit, and profcpu fold
+# against stackcollapse-perf.pl on 8 MB of perf script text. Median of 3
+# each; one table and the issue's targets at the end. Takes 10-20 minutes.
 # OLD_PROFCPU=/path/to/profcpu also times that binary on the same archives
-# and compares every output byte for byte.
-#   FLAMEGRAPH_DIR=/path/to/FlameGraph [OLD_PROFCPU=...] bash bench/postprocess.sh \
-#     [--only a,b,c,d,collect,fold] [--runs 3] [--large-runs 3] [--json FILE]
+# and compares every output byte for byte. ONLY=a,c (or --only a,c) runs
+# just those, for a quick check. GROW_RECORDING=/path/to/grow_recording
+# overrides the build folder's (d must fold its copies' stacks together).
+#   FLAMEGRAPH_DIR=/path/to/FlameGraph [OLD_PROFCPU=...] [SKIP_WORST=1] [ONLY=...] \
+#     bash bench/postprocess.sh [--only a,b,c,e,d,collect,fold] [--runs 3] [--large-runs 3] [--json FILE]
 set -euo pipefail
 if [ -z "${FLAMEGRAPH_DIR:-}" ] || [ ! -f "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
   echo "FLAMEGRAPH_DIR must name a FlameGraph checkout (stackcollapse-perf.pl, flamegraph.pl):" >&2
@@ -28,5 +36,10 @@ if [ -n "${OLD_PROFCPU:-}" ]; then
   cp "$OLD_PROFCPU" "$work/old-profcpu"
   old=(--old "$work/old-profcpu")
 fi
-python3 "$root/bench/postprocess.py" --profcpu "$work/profcpu" "${old[@]}" \
+grow=()
+if [ -n "${GROW_RECORDING:-}" ]; then
+  cp "$GROW_RECORDING" "$work/grow_recording"
+  grow=(--grow-recording "$work/grow_recording")
+fi
+python3 "$root/bench/postprocess.py" --profcpu "$work/profcpu" "${old[@]}" "${grow[@]}" \
   --flamegraph "$FLAMEGRAPH_DIR" --build "$build" --work "$work" "$@"
