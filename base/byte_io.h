@@ -46,13 +46,15 @@ class ByteReader {
   uint32_t U32() { return Raw<uint32_t>(); }
   uint64_t U64() { return Raw<uint64_t>(); }
   int64_t I64() { return Raw<int64_t>(); }
-  std::string String() {
+  std::string String() { return std::string(StringView()); }
+  // The same bytes, valid as long as the data read.
+  absl::string_view StringView() {
     uint32_t size = U32();
     if (!ok_ || size > data_.size() - pos_) {
       ok_ = false;
       return {};
     }
-    std::string s(data_.substr(pos_, size));
+    absl::string_view s = data_.substr(pos_, size);
     pos_ += size;
     return s;
   }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/byte_io.h"
+#include "base/status_macros.h"
 
 namespace profcpu::recording {
 namespace {
@@ -57,7 +58,8 @@ absl::Status DecodeUserTail(ByteReader& r, const char* what, uint32_t* abi,
   }
   regs->resize(n);
   for (uint64_t& reg : *regs) reg = r.U64();
-  *stack = r.String();
+  const absl::string_view bytes = r.StringView();
+  stack->assign(bytes.data(), bytes.size());
   if (stack->size() > kMaxUserStack) {
     return absl::DataLossError(absl::StrCat(what, ": user stack copy over 65528 bytes"));
   }
@@ -222,6 +224,45 @@ void EncodeRecord(const Record& record, std::string* out) {
   std::memcpy(out->data() + prefix_at + 4, &size, sizeof(size));
 }
 
+namespace {
+
+// Every field of `s` is set (a reused Sample keeps only its capacity).
+absl::Status DecodeSample(ByteReader& r, Sample* s) {
+  s->time_ns = r.U64();
+  s->pid = r.U32();
+  s->tid = r.U32();
+  s->cpu = r.U32();
+  s->period = r.U64();
+  s->truncated = r.U8() != 0;
+  if (!DecodeIps(r, &s->kernel_ips) || !DecodeIps(r, &s->user_ips)) {
+    return absl::DataLossError("sample record: bad call chain");
+  }
+  // -callgraph dwarf and fp+cfi: registers and stack (absent: none)
+  s->user_regs_abi = 0;
+  s->user_regs.clear();
+  s->user_stack.clear();
+  return DecodeUserTail(r, "sample", &s->user_regs_abi, &s->user_regs, &s->user_stack);
+}
+
+}  // namespace
+
+absl::Status DecodeRecordInto(uint32_t type, absl::string_view payload, Record* record) {
+  if (static_cast<RecordType>(type) == RecordType::kSample) {
+    // Most records are samples: decoded into the one already there, its
+    // vectors keep their memory (no allocation per sample).
+    Sample* sample = std::get_if<Sample>(record);
+    if (sample == nullptr) sample = &record->emplace<Sample>();
+    ByteReader r(payload);
+    PROFCPU_RETURN_IF_ERROR(DecodeSample(r, sample));
+    if (!r.ok()) {
+      return absl::DataLossError(absl::StrCat("record of type ", type, " is truncated"));
+    }
+    return absl::OkStatus();
+  }
+  PROFCPU_ASSIGN_OR_RETURN(*record, DecodeRecord(type, payload));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
   ByteReader r(payload);
   Record record;
@@ -258,21 +299,7 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
     }
     case RecordType::kSample: {
       Sample s;
-      s.time_ns = r.U64();
-      s.pid = r.U32();
-      s.tid = r.U32();
-      s.cpu = r.U32();
-      s.period = r.U64();
-      s.truncated = r.U8() != 0;
-      if (!DecodeIps(r, &s.kernel_ips) || !DecodeIps(r, &s.user_ips)) {
-        return absl::DataLossError("sample record: bad call chain");
-      }
-      // -callgraph dwarf and fp+cfi: registers and stack
-      if (absl::Status tail = DecodeUserTail(r, "sample", &s.user_regs_abi, &s.user_regs,
-                                             &s.user_stack);
-          !tail.ok()) {
-        return tail;
-      }
+      PROFCPU_RETURN_IF_ERROR(DecodeSample(r, &s));
       record = std::move(s);
       break;
     }

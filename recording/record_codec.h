@@ -40,6 +40,9 @@ void EncodeRecord(const Record& record, std::string* out);
 // Decodes a payload of the given type. Unknown types give NotFound (readers
 // skip those, for forward compatibility); malformed payloads give DataLoss.
 absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload);
+// The same into `*record`, reusing its memory when it holds a record of the
+// same kind (samples); on an error `*record` is unspecified.
+absl::Status DecodeRecordInto(uint32_t type, absl::string_view payload, Record* record);
 
 }  // namespace profcpu::recording
 

@@ -257,3 +257,55 @@ TEST(RecordCodecTest, UnknownTypeIsNotFound) {
 
 }  // namespace
 }  // namespace profcpu::recording
+
+namespace profcpu::recording {
+namespace {
+
+std::string PayloadOf(const Record& record) {
+  std::string bytes;
+  EncodeRecord(record, &bytes);
+  return bytes.substr(kRecordPrefixSize);
+}
+
+// A sample decoded into the record that held another keeps nothing of it:
+// no registers or stack copy when the new one has none, no stale frames.
+TEST(RecordCodecTest, DecodingIntoAReusedSampleLeavesNothingOfTheLastOne) {
+  Sample with_tail;
+  with_tail.time_ns = 1;
+  with_tail.kernel_ips = {1, 2, 3};
+  with_tail.user_ips = {4, 5};
+  with_tail.truncated = true;
+  with_tail.user_regs_abi = 2;
+  with_tail.user_regs = {7, 8, 9};
+  with_tail.user_stack = "stack bytes";
+  Sample plain;
+  plain.time_ns = 2;
+  plain.pid = plain.tid = 3;
+  plain.user_ips = {6};
+
+  Record record = Header{};
+  const uint32_t type = static_cast<uint32_t>(RecordType::kSample);
+  ASSERT_TRUE(DecodeRecordInto(type, PayloadOf(with_tail), &record).ok());
+  EXPECT_EQ(std::get<Sample>(record).user_stack, "stack bytes");
+  ASSERT_TRUE(DecodeRecordInto(type, PayloadOf(plain), &record).ok());
+  const Sample& decoded = std::get<Sample>(record);
+  EXPECT_EQ(decoded.time_ns, 2u);
+  EXPECT_EQ(decoded.pid, 3u);
+  EXPECT_TRUE(decoded.kernel_ips.empty());
+  EXPECT_EQ(decoded.user_ips, std::vector<uint64_t>{6});
+  EXPECT_FALSE(decoded.truncated);
+  EXPECT_EQ(decoded.user_regs_abi, 0u);
+  EXPECT_TRUE(decoded.user_regs.empty());
+  EXPECT_TRUE(decoded.user_stack.empty());
+  // Other kinds replace the record; a truncated sample is an error.
+  Comm comm;
+  comm.comm = "x";
+  ASSERT_TRUE(
+      DecodeRecordInto(static_cast<uint32_t>(RecordType::kComm), PayloadOf(comm), &record).ok());
+  EXPECT_EQ(std::get<Comm>(record).comm, "x");
+  const std::string cut = PayloadOf(with_tail).substr(0, 30);
+  EXPECT_EQ(DecodeRecordInto(type, cut, &record).code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace profcpu::recording

@@ -28,21 +28,24 @@ void RecordPrefetcher::ReadLoop() {
         recycled_.pop_back();
       }
     }
-    batch.clear();  // frees the records here, where they were made
-    batch.reserve(kBatchRecords);
-    while (batch.size() < kBatchRecords) {
-      absl::StatusOr<std::optional<Record>> record = reader_->Next();
-      if (!record.ok()) {
-        status = record.status();
+    // Records are decoded into the recycled batch's: its samples' memory
+    // is reused, and what is freed is freed here, where it was allocated.
+    batch.resize(kBatchRecords);
+    size_t filled = 0;
+    while (filled < kBatchRecords) {
+      absl::StatusOr<bool> read = reader_->NextInto(&batch[filled]);
+      if (!read.ok()) {
+        status = read.status();
         more = false;
         break;
       }
-      if (!record->has_value()) {
+      if (!*read) {
         more = false;
         break;
       }
-      batch.push_back(std::move(**record));
+      ++filled;
     }
+    batch.resize(filled);
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [this] { return stopping_ || ready_.size() < kMaxWaitingBatches; });
     if (stopping_) return;

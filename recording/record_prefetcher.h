@@ -30,9 +30,10 @@ class RecordPrefetcher {
   // The next batch of records (empty at the end, or on an error: then
   // status() says which). Batches are bounded, and so is how many wait.
   std::vector<Record> NextBatch();
-  // Hands a batch back when done with it: the reading thread frees its
-  // records, so memory goes back to the thread that took it (glibc frees
-  // from another thread slowly) and the batch's capacity is reused.
+  // Hands a batch back when done with it: the reading thread decodes the
+  // next records into it (RecordingReader::NextInto), so samples reuse its
+  // samples' memory, and what is freed is freed by the thread that
+  // allocated it (glibc frees from another thread slowly).
   void Recycle(std::vector<Record> batch);
   absl::Status status();
 

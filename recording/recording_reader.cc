@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/byte_io.h"
 #include "base/errno_status.h"
+#include "base/status_macros.h"
 #include "recording/record_codec.h"
 #include "recording/recording_writer.h"
 
@@ -68,6 +69,13 @@ absl::StatusOr<bool> RecordingReader::Fill() {
 }
 
 absl::StatusOr<std::optional<Record>> RecordingReader::Next() {
+  Record record;
+  PROFCPU_ASSIGN_OR_RETURN(bool more, NextInto(&record));
+  if (!more) return std::nullopt;
+  return std::optional<Record>(std::move(record));
+}
+
+absl::StatusOr<bool> RecordingReader::NextInto(Record* out) {
   while (true) {
     size_t available = decoded_.size() - decoded_pos_;
     size_t needed = kRecordPrefixSize;
@@ -94,7 +102,7 @@ absl::StatusOr<std::optional<Record>> RecordingReader::Next() {
         }
         truncated_ = true;
       }
-      return std::nullopt;
+      return false;
     }
     absl::string_view bytes = absl::string_view(decoded_).substr(decoded_pos_, needed);
     decoded_pos_ += needed;
@@ -107,17 +115,17 @@ absl::StatusOr<std::optional<Record>> RecordingReader::Next() {
     }
     base::ByteReader prefix(bytes);
     uint32_t type = prefix.U32();
-    auto record = DecodeRecord(type, bytes.substr(kRecordPrefixSize));
-    if (absl::IsNotFound(record.status())) {
+    absl::Status decoded = DecodeRecordInto(type, bytes.substr(kRecordPrefixSize), out);
+    if (absl::IsNotFound(decoded)) {
       ++unknown_skipped_;
       continue;
     }
-    if (!record.ok()) {
+    if (!decoded.ok()) {
       return absl::DataLossError(
-          absl::StrCat(path_, ": record ", records_ + 1, ": ", record.status().message()));
+          absl::StrCat(path_, ": record ", records_ + 1, ": ", decoded.message()));
     }
     ++records_;
-    return std::optional<Record>(std::move(*record));
+    return true;
   }
 }
 

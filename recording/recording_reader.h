@@ -25,6 +25,9 @@ class RecordingReader {
 
   // The next record, or nullopt at the end of the recording.
   absl::StatusOr<std::optional<Record>> Next();
+  // The same into `*record` (false at the end), reusing its memory: a
+  // sample decoded into a sample allocates nothing.
+  absl::StatusOr<bool> NextInto(Record* record);
 
   // True once Next() returned nullopt because the file ended mid-frame or
   // mid-record (the collector did not finish).
