@@ -312,7 +312,9 @@ TEST(FlameGraphTest, DroppingUndrawnCalleesChangesNothingDrawn) {
     ASSERT_TRUE(AppendFlameGraph(whole, options, "samples", 1, &from_whole).ok());
     ASSERT_TRUE(AppendFlameGraph(drawn, options, "samples", 1, &from_drawn).ok());
     EXPECT_EQ(from_drawn, from_whole) << "-minwidth " << min_width;
-    if (min_width == 2) EXPECT_LT(drawn.nodes().size(), whole.nodes().size());
+    if (min_width == 2) {
+      EXPECT_LT(drawn.nodes().size(), whole.nodes().size());  // some were dropped
+    }
   }
 }
 
