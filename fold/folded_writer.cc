@@ -142,23 +142,7 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
   const auto& counts = stack_counts.weights;
   FoldedProfile folded;
   LocationNamer namer(profile, options);
-  // Each location's names as ids, once per Java-ness of the root.
-  std::vector<std::vector<uint32_t>> location_names[2];
-  std::vector<bool> named[2];
-  for (int java = 0; java < 2; ++java) {
-    location_names[java].resize(profile.location_count());
-    named[java].assign(profile.location_count(), false);
-  }
-  auto names_of = [&](uint32_t location, bool java) -> const std::vector<uint32_t>& {
-    std::vector<uint32_t>& ids = location_names[java][location];
-    if (!named[java][location]) {
-      named[java][location] = true;
-      for (const std::string& name : namer.Names(location, java)) {
-        ids.push_back(folded.InternName(name));
-      }
-    }
-    return ids;
-  };
+  auto intern = [&folded](const std::string& name) { return folded.InternName(name); };
   // The root frame per (comm, pid, tid), and whether it is a Java root.
   absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint32_t, bool>> roots;
   absl::flat_hash_map<uint32_t, std::string> comms;
@@ -190,7 +174,7 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
     frames.push_back(root);
     const std::vector<uint32_t>& locations = profile.stack(key.stack);
     for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
-      const std::vector<uint32_t>& ids = names_of(*it, java);
+      const std::vector<uint32_t>& ids = namer.NameIds(*it, java, intern);
       frames.insert(frames.end(), ids.begin(), ids.end());
     }
     auto found = index.find(absl::MakeConstSpan(frames));

@@ -27,6 +27,8 @@ LocationNamer::LocationNamer(const Profile& profile, const FoldOptions& options)
   for (int java = 0; java < 2; ++java) {
     names_[java].resize(profile.location_count());
     done_[java].resize(profile.location_count(), false);
+    ids_[java].resize(profile.location_count());
+    ids_done_[java].resize(profile.location_count(), false);
   }
 }
 
@@ -54,6 +56,15 @@ const std::vector<std::string>& LocationNamer::Names(uint32_t location, bool jav
     for (std::string& name : *it) names.push_back(std::move(name));
   }
   return names;
+}
+
+const std::vector<uint32_t>& LocationNamer::NameIds(
+    uint32_t location, bool java, absl::FunctionRef<uint32_t(const std::string&)> intern) {
+  std::vector<uint32_t>& ids = ids_[java][location];
+  if (ids_done_[java][location]) return ids;
+  ids_done_[java][location] = true;
+  for (const std::string& name : Names(location, java)) ids.push_back(intern(name));
+  return ids;
 }
 
 }  // namespace profcpu::fold

@@ -151,21 +151,15 @@ class PageBuilder {
     return leaf;
   }
 
-  // The location's frames as name ids, worked out once per location.
+  // The location's frames as name ids (its flags: kernel, JIT code).
   const std::vector<uint32_t>& LocationNames(uint32_t id, bool java) {
-    std::vector<std::vector<uint32_t>>& cache = location_names_[java];
-    if (cache.empty()) {
-      cache.resize(profile_.location_count());
-      location_named_[java].assign(profile_.location_count(), false);
-    }
-    if (location_named_[java][id]) return cache[id];
-    location_named_[java][id] = true;
-    const fold::Location& location = profile_.location(id);
-    uint8_t flags = 0;
-    if (location.kernel) flags |= kPageNameKernel;
-    if (location.code.kind == symbolize::CodeKind::kProcess) flags |= kPageNameJit;
-    for (const std::string& name : namer_.Names(id, java)) cache[id].push_back(NameId(name, flags));
-    return cache[id];
+    return namer_.NameIds(id, java, [this, id](const std::string& name) {
+      const fold::Location& location = profile_.location(id);
+      uint8_t flags = 0;
+      if (location.kernel) flags |= kPageNameKernel;
+      if (location.code.kind == symbolize::CodeKind::kProcess) flags |= kPageNameJit;
+      return NameId(name, flags);
+    });
   }
 
   uint32_t Thread(uint32_t pid, uint32_t tid, uint32_t comm) {
@@ -183,8 +177,6 @@ class PageBuilder {
   PageData data_;
   absl::flat_hash_map<uint32_t, std::string> comm_names_;
   absl::flat_hash_map<std::pair<std::string, uint8_t>, uint32_t> name_ids_;
-  std::vector<std::vector<uint32_t>> location_names_[2];  // by Java-ness of the root
-  std::vector<bool> location_named_[2];
   // Distinct (comm, stack) pairs in first-seen order, and their frames.
   absl::flat_hash_map<uint64_t, uint32_t> keys_;
   std::vector<size_t> key_starts_;
