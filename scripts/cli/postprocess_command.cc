@@ -37,7 +37,8 @@ int RunPostprocess(const std::vector<std::string>& args) {
                 "Rebuilds profile.html, flamegraph.svg, folded_stacks.out, perf_script.out and "
                 "metadata.json\nin DIR from the recording, on any machine: frames are named from the symbol "
                 "snapshot taken\nwhen the profile was collected. DIR may hold only prof.tar.gz; "
-                "it is unpacked first\n(existing files are kept). prof.tar.gz is created if DIR "
+                "its inputs are unpacked first\n(existing files are kept; not the outputs rebuilt here). "
+                "prof.tar.gz is created if DIR "
                 "has none.\nThe filters (-pid, -tid, -comm, -from/-to, -no-idle) keep some samples "
                 "only, in every output;\n-format adds exports; the graph flags change "
                 "flamegraph.svg.");
