@@ -79,7 +79,10 @@ void OutputBuffer::Preallocate(uint64_t bytes) {
   // Only a new, empty regular file: the bound is of this output alone.
   struct stat st;
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return;
-  preallocated_ = ::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) == 0;
+  // KEEP_SIZE: the blocks are reserved past the end, the size still grows with
+  // the writes, so a run killed mid-write leaves the text it wrote and no
+  // zeros after it (Finish's truncate gives back the blocks left unused).
+  preallocated_ = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(bytes)) == 0;
 }
 
 absl::Status OutputBuffer::Finish() {

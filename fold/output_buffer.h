@@ -48,8 +48,9 @@ class OutputBuffer {
   // A file sink whose writer knows an upper bound of the output's size:
   // reserves the file's blocks at once (fallocate), which makes the writes
   // after it cheaper (ext4 allocates block by block otherwise: a third of a
-  // large perf script's write time). Finish() cuts the file to what was
-  // written. Best effort: a pipe or a filesystem without it writes as usual.
+  // large perf script's write time). The file's size is still only what was
+  // written, at any time; Finish() gives back the reserved blocks not used.
+  // Best effort: a pipe or a filesystem without it writes as usual.
   void Preallocate(uint64_t bytes);
 
  private:
