@@ -337,13 +337,15 @@ def print_report(args, rows, collect, fold, load):
                       "-" if perl is None else f"{perl['wall'] / new['wall']:.1f}x",
                       "-" if old is None else f"{old['wall'] / new['wall']:.2f}x",
                       r.get("outputs", "-"), r.get("exports", "-")))
-    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(head)]
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-    for t in table:
-        print("  ".join(c.ljust(w) for c, w in zip(t, widths)))
+    widths = [max([len(h)] + [len(t[i]) for t in table]) for i, h in enumerate(head)]
+    if table:  # --only collect or fold measures no postprocess
+        print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+        for t in table:
+            print("  ".join(c.ljust(w) for c, w in zip(t, widths)))
     for r in rows:
         print(f"  {r['workload']}: {r['label']}")
-    print("\nstages of the last run (profcpu.log):")
+    if rows:
+        print("\nstages of the last run (profcpu.log):")
     for r in rows:
         print(f"  {r['workload']}: {r['stages']}")
         if r.get("old_stages"):

@@ -18,7 +18,7 @@ size_t Workers() {
 }  // namespace
 
 ParallelGzipWriter::ParallelGzipWriter(int fd, size_t piece_bytes)
-    : fd_(fd), piece_bytes_(piece_bytes), max_in_flight_(2 * Workers()) {
+    : fd_(fd), piece_bytes_(piece_bytes), max_in_flight_(Workers() + 1) {
   current_.reserve(piece_bytes_);
 }
 
@@ -42,6 +42,9 @@ void ParallelGzipWriter::WorkerLoop() {
     absl::StatusOr<std::string> compressed =
         render::Deflate(piece->input, render::DeflateContainer::kGzip);
     std::string().swap(piece->input);
+    // Deflate sized it for incompressible input; a piece waiting its turn to
+    // be written holds what it compressed to (a tenth of it, typically).
+    if (compressed.ok()) compressed->shrink_to_fit();
     lock.lock();
     if (compressed.ok()) {
       piece->output = std::move(*compressed);
