@@ -1,22 +1,18 @@
 #include "fold/folded_writer.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <tuple>
-#include <numeric>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
-#include "base/errno_status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "fold/frame_name.h"
+#include "fold/id_list_index.h"
 #include "fold/location_namer.h"
 #include "fold/perf_script_format.h"
 #include "fold/perf_script_reader.h"
@@ -96,27 +92,9 @@ bool JoinedTextLess(const std::vector<uint32_t>& a, const std::vector<uint32_t>&
   return i + 1 != b.size() && static_cast<unsigned char>(x[bytes]) < ';';
 }
 
-// Distinct stacks by their frame ids: a set of indices into `stacks`, hashed
-// and compared by the frames they point at (no second copy of the frames).
-struct FramesHash {
-  using is_transparent = void;
-  const std::vector<FoldedStack>* stacks;
-  size_t operator()(absl::Span<const uint32_t> frames) const {
-    return absl::Hash<absl::Span<const uint32_t>>()(frames);
-  }
-  size_t operator()(size_t index) const {
-    return (*this)(absl::MakeConstSpan((*stacks)[index].frames));
-  }
-};
-struct FramesEq {
-  using is_transparent = void;
-  const std::vector<FoldedStack>* stacks;
-  absl::Span<const uint32_t> Frames(size_t index) const { return (*stacks)[index].frames; }
-  absl::Span<const uint32_t> Frames(absl::Span<const uint32_t> frames) const { return frames; }
-  template <typename A, typename B>
-  bool operator()(const A& a, const B& b) const {
-    return Frames(a) == Frames(b);
-  }
+// A folded stack's frame ids, for IdListIndex.
+struct FramesOf {
+  absl::Span<const uint32_t> operator()(const FoldedStack& stack) const { return stack.frames; }
 };
 
 // With a comm holding ';', different frame lists can join into one text
@@ -165,8 +143,7 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
   // Different stacks may name alike: merge by frames.
   std::vector<FoldedStack> stacks;
   stacks.reserve(counts.size());
-  absl::flat_hash_set<size_t, FramesHash, FramesEq> index(counts.size(), FramesHash{&stacks},
-                                                           FramesEq{&stacks});
+  IdListIndex<FoldedStack, FramesOf> index(&stacks, counts.size());
   std::vector<uint32_t> frames;
   for (const auto& [key, count] : counts) {
     const auto [root, java] = root_of(key);
@@ -177,14 +154,13 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
       const std::vector<uint32_t>& ids = namer.NameIds(*it, java, intern);
       frames.insert(frames.end(), ids.begin(), ids.end());
     }
-    auto found = index.find(absl::MakeConstSpan(frames));
-    if (found != index.end()) {
+    if (std::optional<uint32_t> found = index.Find(frames)) {
       stacks[*found].count += count;
     } else {
       FoldedStack& stack = stacks.emplace_back();
       stack.frames = frames;
       stack.count = count;
-      index.insert(stacks.size() - 1);
+      index.Insert(static_cast<uint32_t>(stacks.size() - 1));
     }
   }
 

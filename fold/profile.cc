@@ -1,5 +1,7 @@
 #include "fold/profile.h"
 
+#include <optional>
+
 namespace profcpu::fold {
 
 uint32_t Profile::InternString(absl::string_view s) {
@@ -17,11 +19,10 @@ uint32_t Profile::InternLocation(const Location& location) {
 }
 
 uint32_t Profile::InternStack(const std::vector<uint32_t>& location_ids) {
-  auto it = stacks_->ids.find(absl::MakeConstSpan(location_ids));
-  if (it != stacks_->ids.end()) return *it;
+  if (std::optional<uint32_t> found = stacks_->ids.Find(location_ids)) return *found;
   stacks_->stacks.push_back(location_ids);
   const uint32_t id = static_cast<uint32_t>(stacks_->stacks.size() - 1);
-  stacks_->ids.insert(id);
+  stacks_->ids.Insert(id);
   return id;
 }
 
@@ -33,7 +34,7 @@ Profile& Profile::operator=(Profile&& other) noexcept {
   location_ids_ = std::move(other.location_ids_);
   stacks_.swap(other.stacks_);
   other.stacks_->stacks.clear();
-  other.stacks_->ids.clear();
+  other.stacks_->ids.Clear();
   samples_ = std::move(other.samples_);
   symbols_ = std::move(other.symbols_);
   modules_ = std::move(other.modules_);
@@ -48,7 +49,7 @@ Profile& Profile::operator=(const Profile& other) {
   location_ids_ = other.location_ids_;
   stacks_ = std::make_unique<StackStore>();
   stacks_->stacks = other.stacks_->stacks;
-  for (uint32_t id = 0; id < stacks_->stacks.size(); ++id) stacks_->ids.insert(id);
+  for (uint32_t id = 0; id < stacks_->stacks.size(); ++id) stacks_->ids.Insert(id);
   samples_ = other.samples_;
   symbols_ = other.symbols_;
   modules_ = other.modules_;

@@ -13,10 +13,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
-#include "absl/types/span.h"
 #include "absl/strings/string_view.h"
+#include "fold/id_list_index.h"
 #include "symbolize/code_location.h"
 #include "symbolize/symbol_table.h"
 
@@ -90,33 +88,12 @@ class Profile {
   std::vector<Location> locations_;
   absl::flat_hash_map<std::tuple<symbolize::CodeLocation, uint64_t, uint8_t, bool>, uint32_t>
       location_ids_;
-  // Distinct stacks, found by their locations: a set of indices into
-  // `stacks` hashed and compared through it, so each stack is held once.
-  // On the heap, so the set's view of `stacks` survives moving the Profile.
+  // Distinct stacks, found by their locations (each held once). On the
+  // heap, so the index's view of `stacks` survives moving the Profile.
   struct StackStore {
-    struct Hash {
-      using is_transparent = void;
-      const std::vector<std::vector<uint32_t>>* stacks;
-      size_t operator()(absl::Span<const uint32_t> ids) const {
-        return absl::Hash<absl::Span<const uint32_t>>()(ids);
-      }
-      size_t operator()(uint32_t index) const {
-        return (*this)(absl::MakeConstSpan((*stacks)[index]));
-      }
-    };
-    struct Eq {
-      using is_transparent = void;
-      const std::vector<std::vector<uint32_t>>* stacks;
-      absl::Span<const uint32_t> Ids(uint32_t index) const { return (*stacks)[index]; }
-      absl::Span<const uint32_t> Ids(absl::Span<const uint32_t> ids) const { return ids; }
-      template <typename A, typename B>
-      bool operator()(const A& a, const B& b) const {
-        return Ids(a) == Ids(b);
-      }
-    };
-    StackStore() : ids(0, Hash{&stacks}, Eq{&stacks}) {}
+    StackStore() : ids(&stacks) {}
     std::vector<std::vector<uint32_t>> stacks;
-    absl::flat_hash_set<uint32_t, Hash, Eq> ids;
+    IdListIndex<std::vector<uint32_t>> ids;
   };
   std::unique_ptr<StackStore> stacks_ = std::make_unique<StackStore>();
   std::vector<Sample> samples_;
