@@ -2,7 +2,9 @@
 speed work of issue 18 (/work/old-profcpu, profcpu 0.1.0): the speed work
 may change how outputs are built, never what they say.
 
-The inputs are two small real recordings, committed in
+The inputs are three small real recordings (a native demo, deep distinct
+stacks, and a .NET app with runtime events; README.md says which binary
+wrote each one's goldens), committed in
 tests/testdata/output_stability/ (README.md there says how they were made):
 a run folder reduced to what postprocess reads. Their goldens (goldens.json
 beside them) are the SHA-256 of every output the old binary wrote with
@@ -40,7 +42,7 @@ import profcpu_testing
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata",
                         "output_stability")
 GOLDENS = os.path.join(TESTDATA, "goldens.json")
-RECORDINGS = ("demo_workload", "busy_stacks")
+RECORDINGS = ("demo_workload", "busy_stacks", "dotnet_events")
 # The run folder's name, the same in every run: the perfview export is
 # named after it (run.trace.zip) and metadata.json lists that name.
 RUN = "run"
