@@ -15,6 +15,8 @@ inline constexpr char kFlameGraphFile[] = "flamegraph.svg";
 inline constexpr char kMetadataFile[] = "metadata.json";
 inline constexpr char kLogFile[] = "profcpu.log";
 inline constexpr char kArchiveFile[] = "prof.tar.gz";
+// The interactive page (render/profile_page_writer.h).
+inline constexpr char kProfilePageFile[] = "profile.html";
 // Copies of the processes' perf maps and jitdumps (symbolize/archived_jit_files.h).
 inline constexpr char kJitDir[] = "jit";
 // The .NET processes' EventPipe streams, PID.nettrace (-dotnet-events on;

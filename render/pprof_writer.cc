@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
-#include "render/deflate.h"
+#include "archive/deflate.h"
 #include "render/xml_text.h"
 #include "proto/profile.pb.h"  // generated from render/proto/profile.proto
 
@@ -345,7 +345,7 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
 }
 
 absl::StatusOr<std::string> Gzip(absl::string_view data) {
-  return Deflate(data, DeflateContainer::kGzip);
+  return archive::Deflate(data, archive::DeflateContainer::kGzip);
 }
 
 absl::Status WritePprofFile(const fold::Profile& profile, const PprofOptions& options,

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
-#include "render/deflate.h"
+#include "archive/deflate.h"
 #include "render/profile_page_assets.h"
 #include "render/xml_text.h"
 
@@ -138,7 +138,7 @@ std::string EncodePageData(const PageData& data) {
 
 absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMeta& meta) {
   const std::string raw = EncodePageData(data);
-  PROFCPU_ASSIGN_OR_RETURN(std::string compressed, Deflate(raw, DeflateContainer::kZlib));
+  PROFCPU_ASSIGN_OR_RETURN(std::string compressed, archive::Deflate(raw, archive::DeflateContainer::kZlib));
   const bool deflated = compressed.size() < raw.size();
   std::string page;
   page.reserve(ProfilePageStyle().size() + ProfilePageScript().size() + ProfilePageBody().size() +

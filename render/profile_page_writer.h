@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "recording/run_folder.h"
 #include "render/profile_page_data.h"
 
 namespace profcpu::render {
 
-inline constexpr char kProfilePageFile[] = "profile.html";
+using recording::kProfilePageFile;  // "profile.html"
 
 // What the page says about the run besides its samples (META).
 // A runtime event on the page's time axis (its events lane): a .NET GC

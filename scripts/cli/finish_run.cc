@@ -8,11 +8,11 @@
 #include "base/file_io.h"
 #include "base/status_macros.h"
 #include "render/profile_page_writer.h"
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 #include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/metadata.h"
 #include "scripts/cli/output_dir.h"
-#include "scripts/cli/run_archive.h"
+#include "archive/run_archive.h"
 
 namespace profcpu::cli {
 
@@ -56,11 +56,11 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   if (write_archive) {
     log->Info(absl::StrCat("writing ", kArchiveFile));
     log->Close();
-    std::vector<ArchiveEntry> entries;
-    for (const std::string& name : ArchiveOrder(files)) {
+    std::vector<archive::ArchiveEntry> entries;
+    for (const std::string& name : archive::ArchiveOrder(files)) {
       if (name != kArchiveFile) entries.push_back({name, absl::StrCat(dir, "/", name)});
     }
-    PROFCPU_RETURN_IF_ERROR(WriteTarGz(absl::StrCat(dir, "/", kArchiveFile), entries));
+    PROFCPU_RETURN_IF_ERROR(archive::WriteTarGz(absl::StrCat(dir, "/", kArchiveFile), entries));
   }
   return summary;
 }

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "gtest/gtest.h"
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 #include "scripts/cli/output_dir.h"
 
 namespace profcpu::cli {
@@ -56,7 +56,7 @@ TEST(FinishRunTest, WritesMetadataAndAnArchiveOfEveryFile) {
 
   const std::string unpacked = absl::StrCat(dir, "/unpacked");
   ::mkdir(unpacked.c_str(), 0755);
-  auto names = ExtractTarGz(absl::StrCat(dir, "/", kArchiveFile), unpacked);
+  auto names = archive::ExtractTarGz(absl::StrCat(dir, "/", kArchiveFile), unpacked);
   ASSERT_TRUE(names.ok()) << names.status();
   for (const char* expected : {kRecordingFile, kSymbolsFile, kMetadataFile, kLogFile,
                                "jit/perf-42.map", "profile.pb.gz"}) {

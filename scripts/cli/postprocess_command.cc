@@ -9,14 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/run_log.h"
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 #include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/flags.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
-#include "scripts/cli/run_archive.h"
+#include "archive/run_archive.h"
 #include "scripts/cli/run_outputs.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
@@ -66,19 +66,19 @@ int RunPostprocess(const std::vector<std::string>& args) {
   }
 
   std::string recording = absl::StrCat(dir, "/", kRecordingFile);
-  std::string archive = absl::StrCat(dir, "/", kArchiveFile);
-  bool had_archive = Exists(archive);
+  std::string archive_path = absl::StrCat(dir, "/", kArchiveFile);
+  bool had_archive = Exists(archive_path);
   base::RunLog log;
   if (!Exists(recording)) {
     if (!had_archive) {
       return Fail(absl::StrCat(dir, " holds neither ", kRecordingFile, " nor ", kArchiveFile));
     }
-    std::fprintf(stderr, "profcpu: unpacking %s\n", archive.c_str());
+    std::fprintf(stderr, "profcpu: unpacking %s\n", archive_path.c_str());
     // Not the outputs rebuilt below: perf_script.out alone can be hundreds of MB.
-    auto extracted = ExtractTarGz(archive, dir, {}, PostprocessSkip(outputs.html));
+    auto extracted = archive::ExtractTarGz(archive_path, dir, {}, archive::PostprocessSkip(outputs.html));
     if (!extracted.ok()) return Fail(extracted.status().message());
     if (!Exists(recording)) {
-      return Fail(absl::StrCat(archive, " holds no ", kRecordingFile,
+      return Fail(absl::StrCat(archive_path, " holds no ", kRecordingFile,
                                "; it was not written by profcpu"));
     }
   }

@@ -11,7 +11,7 @@
 #include "fold/perf_script_writer.h"
 #include "fold/perfview_gaps.h"
 #include "render/pprof_writer.h"
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 #include "scripts/cli/graph_flags.h"
 #include "scripts/cli/output_dir.h"
 
@@ -141,8 +141,8 @@ absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& di
     // text PerfView parses (its first entry ending in .data.txt). Not
     // perf_script.out as it is: PerfView weighs samples by time, not period,
     // and misreads perf-map frames (fold/perfview_gaps.h, FrameDialect).
-    const std::string archive = PerfViewArchiveName(dir);
-    const std::string folder = archive.substr(0, archive.size() - 4);  // NAME.trace
+    const std::string zip_name = PerfViewArchiveName(dir);
+    const std::string folder = zip_name.substr(0, zip_name.size() - 4);  // NAME.trace
     const std::string text = absl::StrCat(dir, "/.", folder, ".perf.data.txt.tmp");
     fold::PerfScriptWriteOptions options{fold::PerfScriptHeaderFor(summary)};
     options.perfview_spacing_ns = fold::PerfViewSampleSpacingNs(summary.header);
@@ -152,17 +152,17 @@ absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& di
                          "later on its CPU (PerfView weighs samples by time, not period)"});
     absl::Status status = fold::WritePerfScriptFile(profile, options, text);
     if (status.ok()) {
-      status = WriteArchive(absl::StrCat(dir, "/", archive), ArchiveFormat::kZip,
+      status = archive::WriteArchive(absl::StrCat(dir, "/", zip_name), archive::ArchiveFormat::kZip,
                             {{absl::StrCat(folder, "/perf.data.txt"), text}});
     }
     std::remove(text.c_str());
     PROFCPU_RETURN_IF_ERROR(status);
-    written->push_back(archive);
-    log->Info(absl::StrCat("wrote ", archive, " for PerfView"));
+    written->push_back(zip_name);
+    log->Info(absl::StrCat("wrote ", zip_name, " for PerfView"));
     if (summary.weighted) {
       // Entries that stand for several samples or for time off the CPU
       // (BPF counts, -mode offcpu|wall) weigh one interval each there.
-      log->Warn(absl::StrCat("PerfView weighs every entry of ", archive,
+      log->Warn(absl::StrCat("PerfView weighs every entry of ", zip_name,
                              " as one sample: with this recording's weighted entries (",
                              fold::ModeDescription(summary),
                              ") its shares are not folded_stacks.out's"));

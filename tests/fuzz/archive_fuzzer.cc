@@ -1,4 +1,4 @@
-// prof.tar.gz handed to `profcpu postprocess` (scripts/cli/archive.h): the
+// prof.tar.gz handed to `profcpu postprocess` (archive/archive.h): the
 // archive may come from anywhere. Extraction must stay inside the destination:
 // the target extracts into DEST inside a scratch folder and checks that
 // nothing appeared beside DEST, that everything under DEST is a plain file or
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;
@@ -57,11 +57,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   profcpu::fuzz::ScratchDir scratch;
   std::string dest = absl::StrCat(scratch.path(), "/dest");
   Check(::mkdir(dest.c_str(), 0755) == 0, "mkdir failed");
-  profcpu::cli::ExtractLimits limits;
+  profcpu::archive::ExtractLimits limits;
   limits.max_entry_bytes = 1 << 20;
   limits.max_total_bytes = 4 << 20;
   limits.max_entries = 1000;
-  auto extracted = profcpu::cli::ExtractTarGz(archive.path(), dest, limits);
+  auto extracted = profcpu::archive::ExtractTarGz(archive.path(), dest, limits);
   Check(CountEntries(scratch.path()) == 1, "extraction wrote outside its destination");
   Check(OnlyPlainFiles(dest, 0), "extraction created something other than plain files");
   if (extracted.ok()) {

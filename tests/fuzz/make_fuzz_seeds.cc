@@ -16,7 +16,7 @@
 #include "base/file_io.h"
 #include "recording/record_codec.h"
 #include "recording/recording_writer.h"
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 #include "symbolize/symbol_snapshot.h"
 #include "symbolize/testing_jitdump.h"
 
@@ -231,7 +231,7 @@ void ArchiveSeeds() {
   (void)base::WriteFile(files + "/a", "folded;stack 1\n");
   (void)base::WriteFile(files + "/b", "perf-42.map contents\n");
   std::string archive = files + "/prof.tar.gz";
-  absl::Status status = cli::WriteTarGz(
+  absl::Status status = archive::WriteTarGz(
       archive, {{"folded_stacks.out", files + "/a"}, {"jit/perf-42.map", files + "/b"}});
   absl::StatusOr<std::string> bytes =
       status.ok() ? base::ReadFileBounded(archive, 1 << 20) : absl::StatusOr<std::string>(status);

@@ -1,9 +1,9 @@
-#include "scripts/cli/libarchive_api.h"
+#include "archive/libarchive_api.h"
 
 #include "base/shared_library.h"
 #include "base/status_macros.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 namespace {
 
 absl::StatusOr<LibArchive> Load() {
@@ -57,4 +57,4 @@ absl::StatusOr<const LibArchive*> LoadLibArchive() {
   return &*api;
 }
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive

@@ -4,8 +4,8 @@
 // posing as a good one. Entries are written in the order given (prof.tar.gz's
 // order: run_archive.h). Reading treats the archive as hostile: only regular
 // files, no absolute paths or "..", bounded sizes.
-#ifndef PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
-#define PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
+#ifndef PROFCPU_ARCHIVE_ARCHIVE_H_
+#define PROFCPU_ARCHIVE_ARCHIVE_H_
 
 #include <cstdint>
 #include <string>
@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 
 struct ArchiveEntry {
   std::string name;         // path inside the archive, e.g. "jit/perf-42.map"
@@ -54,6 +54,6 @@ absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive
                                                       const ExtractLimits& limits = {},
                                                       const ExtractSkip& skip = {});
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive
 
-#endif  // PROFCPU_SCRIPTS_CLI_ARCHIVE_H_
+#endif  // PROFCPU_ARCHIVE_ARCHIVE_H_

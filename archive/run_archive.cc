@@ -1,22 +1,21 @@
-#include "scripts/cli/run_archive.h"
+#include "archive/run_archive.h"
 
 #include <algorithm>
 
-#include "render/profile_page_writer.h"
-#include "scripts/cli/output_dir.h"
+#include "recording/run_folder.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 namespace {
 
 // recording.zst first (ExtractSkip's marker), the other inputs, then the
 // outputs in their order. profile.html leads them: postprocess keeps it with
 // -format no-html, so it must not come after one that ends the unpacking.
 int Rank(const std::string& name) {
-  if (name == kRecordingFile) return -1;
-  if (name == render::kProfilePageFile) return 1;
-  if (name == kFlameGraphFile) return 2;
-  if (name == kFoldedFile) return 3;
-  if (name == kPerfScriptFile) return 4;
+  if (name == recording::kRecordingFile) return -1;
+  if (name == recording::kProfilePageFile) return 1;
+  if (name == recording::kFlameGraphFile) return 2;
+  if (name == recording::kFoldedFile) return 3;
+  if (name == recording::kPerfScriptFile) return 4;
   return 0;
 }
 
@@ -30,10 +29,10 @@ std::vector<std::string> ArchiveOrder(std::vector<std::string> files) {
 
 ExtractSkip PostprocessSkip(bool html) {
   ExtractSkip skip;
-  skip.names = {kFlameGraphFile, kFoldedFile, kPerfScriptFile};
-  if (html) skip.names.push_back(render::kProfilePageFile);
-  skip.inputs_marker = kRecordingFile;
+  skip.names = {recording::kFlameGraphFile, recording::kFoldedFile, recording::kPerfScriptFile};
+  if (html) skip.names.push_back(recording::kProfilePageFile);
+  skip.inputs_marker = recording::kRecordingFile;
   return skip;
 }
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive

@@ -1,4 +1,4 @@
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 #include "base/file_io.h"
 #include "base/shared_library.h"
 #include "gtest/gtest.h"
-#include "scripts/cli/libarchive_api.h"
+#include "archive/libarchive_api.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 namespace {
 
 std::string FreshDir(const char* name) {
@@ -36,7 +36,7 @@ void WriteRawArchive(const std::string& path, const std::vector<RawEntry>& entri
   ASSERT_TRUE(lib.ok()) << lib.status();
   void (*set_symlink)(archive_entry*, const char*) = nullptr;
   ASSERT_TRUE(lib->Get("archive_entry_set_symlink", &set_symlink).ok());
-  archive* a = api->write_new();
+  ::archive* a = api->write_new();
   api->write_add_filter_gzip(a);
   api->write_set_format_pax_restricted(a);
   api->write_open_filename(a, path.c_str());
@@ -209,4 +209,4 @@ TEST(ArchiveTest, SkippingStillRefusesHostileEntries) {
 }
 
 }  // namespace
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive

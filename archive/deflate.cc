@@ -1,4 +1,4 @@
-#include "render/deflate.h"
+#include "archive/deflate.h"
 
 #include <zlib.h>
 
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace profcpu::render {
+namespace profcpu::archive {
 
 absl::StatusOr<std::string> Deflate(absl::string_view data, DeflateContainer container) {
   if (data.size() > std::numeric_limits<uInt>::max()) {
@@ -34,4 +34,4 @@ absl::StatusOr<std::string> Deflate(absl::string_view data, DeflateContainer con
   return out;
 }
 
-}  // namespace profcpu::render
+}  // namespace profcpu::archive

@@ -8,8 +8,8 @@
 // after the samples were taken. 1 MiB rather than larger pieces: on a deep
 // stack's perf script the archive is 3% larger than with 4 MiB pieces, and
 // collect's peak memory 9 MiB smaller (at most workers + 2 pieces are held).
-#ifndef PROFCPU_SCRIPTS_CLI_PARALLEL_GZIP_H_
-#define PROFCPU_SCRIPTS_CLI_PARALLEL_GZIP_H_
+#ifndef PROFCPU_ARCHIVE_PARALLEL_GZIP_H_
+#define PROFCPU_ARCHIVE_PARALLEL_GZIP_H_
 
 #include <condition_variable>
 #include <deque>
@@ -22,7 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 
 class ParallelGzipWriter {
  public:
@@ -64,6 +64,6 @@ class ParallelGzipWriter {
   absl::Status status_;
 };
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive
 
-#endif  // PROFCPU_SCRIPTS_CLI_PARALLEL_GZIP_H_
+#endif  // PROFCPU_ARCHIVE_PARALLEL_GZIP_H_

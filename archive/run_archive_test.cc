@@ -1,4 +1,4 @@
-#include "scripts/cli/run_archive.h"
+#include "archive/run_archive.h"
 
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 #include "base/file_io.h"
 #include "gtest/gtest.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 namespace {
 
 // The names FinishRun lists, in its order.
@@ -62,4 +62,4 @@ TEST(RunArchiveTest, UnpackingForPostprocessKeepsEveryInput) {
 }
 
 }  // namespace
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive

@@ -1,4 +1,4 @@
-#include "scripts/cli/parallel_gzip.h"
+#include "archive/parallel_gzip.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 #include "base/file_io.h"
 #include "base/unique_fd.h"
 #include "gtest/gtest.h"
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 namespace {
 
 std::string TempPath(const char* name) { return absl::StrCat(::testing::TempDir(), "/", name); }
@@ -97,4 +97,4 @@ TEST(ParallelGzipTest, ArchiveOfSeveralPiecesUnpacks) {
 }
 
 }  // namespace
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive

@@ -7,15 +7,15 @@
 // can then stop at the first output it rebuilds (ExtractSkip) instead of
 // inflating hundreds of MB it would overwrite. Archives written before this
 // order (outputs first, recording.zst after them) are still read whole.
-#ifndef PROFCPU_SCRIPTS_CLI_RUN_ARCHIVE_H_
-#define PROFCPU_SCRIPTS_CLI_RUN_ARCHIVE_H_
+#ifndef PROFCPU_ARCHIVE_RUN_ARCHIVE_H_
+#define PROFCPU_ARCHIVE_RUN_ARCHIVE_H_
 
 #include <string>
 #include <vector>
 
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 
 // `files` (a run folder's names) in the archive's order; the inputs keep
 // their relative order.
@@ -25,6 +25,6 @@ std::vector<std::string> ArchiveOrder(std::vector<std::string> files);
 // and profile.html unless `html` is off (-format no-html keeps the archived one).
 ExtractSkip PostprocessSkip(bool html);
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive
 
-#endif  // PROFCPU_SCRIPTS_CLI_RUN_ARCHIVE_H_
+#endif  // PROFCPU_ARCHIVE_RUN_ARCHIVE_H_

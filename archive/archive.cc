@@ -1,4 +1,4 @@
-#include "scripts/cli/archive.h"
+#include "archive/archive.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,29 +16,29 @@
 #include "base/file_io.h"
 #include "base/status_macros.h"
 #include "base/unique_fd.h"
-#include "scripts/cli/libarchive_api.h"
-#include "scripts/cli/parallel_gzip.h"
+#include "archive/libarchive_api.h"
+#include "archive/parallel_gzip.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 namespace {
 
 struct ArchiveDeleter {
   const LibArchive* api;
-  void operator()(archive* a) const { api->free_archive(a); }
+  void operator()(::archive* a) const { api->free_archive(a); }
 };
-using ArchivePtr = std::unique_ptr<archive, ArchiveDeleter>;
+using ArchivePtr = std::unique_ptr<::archive, ArchiveDeleter>;
 
 struct EntryDeleter {
   const LibArchive* api;
   void operator()(archive_entry* e) const { api->entry_free(e); }
 };
 
-absl::Status ArchiveError(const LibArchive& api, archive* a, absl::string_view what) {
+absl::Status ArchiveError(const LibArchive& api, ::archive* a, absl::string_view what) {
   const char* message = api.error_string(a);
   return absl::InternalError(absl::StrCat(what, ": ", message ? message : "unknown error"));
 }
 
-absl::Status AddFile(const LibArchive& api, archive* a, const ArchiveEntry& entry) {
+absl::Status AddFile(const LibArchive& api, ::archive* a, const ArchiveEntry& entry) {
   base::UniqueFd fd(::open(entry.source_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return base::ErrnoStatus(errno, absl::StrCat("open ", entry.source_path));
   struct stat st;
@@ -71,7 +71,7 @@ absl::Status AddFile(const LibArchive& api, archive* a, const ArchiveEntry& entr
 // libarchive's output for a tar.gz: the tar stream, into ParallelGzipWriter.
 struct GzipSink {
   explicit GzipSink(int fd) : writer(fd) {}
-  static la_ssize_t Write(archive*, void* client, const void* data, size_t size) {
+  static la_ssize_t Write(::archive*, void* client, const void* data, size_t size) {
     auto* sink = static_cast<GzipSink*>(client);
     if (sink->status.ok()) {
       sink->status = sink->writer.Write(absl::string_view(static_cast<const char*>(data), size));
@@ -245,4 +245,4 @@ absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive
   return extracted;
 }
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive

@@ -1,12 +1,12 @@
-#include "scripts/cli/parallel_gzip.h"
+#include "archive/parallel_gzip.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "base/file_io.h"
-#include "render/deflate.h"
+#include "archive/deflate.h"
 
-namespace profcpu::cli {
+namespace profcpu::archive {
 
 namespace {
 
@@ -40,7 +40,7 @@ void ParallelGzipWriter::WorkerLoop() {
     todo_.pop_front();
     lock.unlock();
     absl::StatusOr<std::string> compressed =
-        render::Deflate(piece->input, render::DeflateContainer::kGzip);
+        Deflate(piece->input, DeflateContainer::kGzip);
     std::string().swap(piece->input);
     // Deflate sized it for incompressible input; a piece waiting its turn to
     // be written holds what it compressed to (a tenth of it, typically).
@@ -110,4 +110,4 @@ absl::Status ParallelGzipWriter::Finish() {
   return WriteFinished(/*all=*/true);
 }
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::archive
