@@ -11,7 +11,7 @@
 
 #include "base/run_log.h"
 #include "symbolize/jit_sources.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/process_files.h"
 
 namespace profcpu::symbolize {
 

@@ -13,7 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "base/rooted_open.h"
 #include "recording/records.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/process_files.h"
 
 namespace profcpu::symbolize {
 

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/file_io.h"
@@ -9,6 +11,7 @@
 #include "recording/run_folder.h"
 #include "symbolize/dotnet_names.h"
 #include "symbolize/symbol_snapshot.h"
+#include "symbolize/symbolizer.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -73,8 +76,24 @@ RunSymbols::~RunSymbols() = default;
 
 absl::StatusOr<ResolvedSymbols> RunSymbols::ResolveProfile(ReplayedCode replay) {
   unwinder_.Finish(replay.dwarf, log_);
+  replay_ = std::move(replay);
+  return Resolve();
+}
+
+absl::StatusOr<ResolvedSymbols> RunSymbols::ResolveAgainWith(const std::string& symbol_dir) {
+  if (replay_.requests == nullptr || replay_.modules == nullptr) {
+    return absl::FailedPreconditionError("ResolveAgainWith before ResolveProfile");
+  }
+  std::vector<std::string>& dirs = options_.symbol_dirs;
+  // The cache may not have existed when the run started.
+  if (std::find(dirs.begin(), dirs.end(), symbol_dir) == dirs.end()) dirs.push_back(symbol_dir);
+  return Resolve();
+}
+
+absl::StatusOr<ResolvedSymbols> RunSymbols::Resolve() {
+  const ReplayedCode& replay = replay_;
   ResolvedSymbols result;
-  result.table = std::move(replay.known_names);
+  result.table = replay.known_names;
   const std::string snapshot = absl::StrCat(options_.run_dir, "/", recording::kSymbolsFile);
   LoadSnapshot(snapshot, replay.modules, &result.table, log_);
 

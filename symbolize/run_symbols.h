@@ -25,7 +25,8 @@
 #include "symbolize/jit_sources.h"
 #include "symbolize/run_unwinder.h"
 #include "symbolize/symbol_table.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/process_files.h"
+#include "symbolize/symbolize_stats.h"
 
 namespace profcpu::symbolize {
 
@@ -74,11 +75,23 @@ class RunSymbols {
   UserStackUnwinder* unwinder() const { return unwinder_.get(); }
 
   // After the replay: names every requested location once (reusing the
-  // snapshot), writes the snapshot back, and returns the table.
+  // snapshot), writes the snapshot back, and returns the table. `replay`'s
+  // requests and modules must outlive ResolveAgainWith.
   absl::StatusOr<ResolvedSymbols> ResolveProfile(ReplayedCode replay);
 
+  // Once debug files arrived in `symbol_dir` (fetched by build-id for the
+  // modules left unknown): the same as ResolveProfile with `symbol_dir`
+  // among the symbol directories, so the native locations left unknown are
+  // looked up again; the rest comes from the snapshot just written. The
+  // recording is not replayed: its requests and modules are ResolveProfile's.
+  absl::StatusOr<ResolvedSymbols> ResolveAgainWith(const std::string& symbol_dir);
+
  private:
+  // ResolveProfile's work after the unwinder's counts, on replay_.
+  absl::StatusOr<ResolvedSymbols> Resolve();
+
   RunSymbolsOptions options_;
+  ReplayedCode replay_;  // ResolveProfile's; known_names kept as given
   base::RunLog* log_;
   ArchivedJitFiles jit_files_;
   JitSources jit_;

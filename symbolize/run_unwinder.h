@@ -13,7 +13,7 @@
 
 #include "base/run_log.h"
 #include "symbolize/dwarf_unwinder.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/process_files.h"
 #include "symbolize/unwound_stacks.h"
 
 namespace profcpu::symbolize {

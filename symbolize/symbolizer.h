@@ -10,33 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "base/rooted_open.h"
 #include "symbolize/code_location.h"
+#include "symbolize/process_files.h"
 #include "symbolize/symbol_table.h"
+#include "symbolize/symbolize_stats.h"
 
 namespace profcpu::symbolize {
 
-// Where the symbolizer finds a process's files. Implemented by the command
-// (which knows the roots it opened during collection).
 class JitSources;
-
-class ProcessFiles {
- public:
-  virtual ~ProcessFiles() = default;
-  // The root to open this process's files under, or nullptr if unavailable
-  // (a recording read on another machine).
-  virtual std::shared_ptr<base::RootDir> RootFor(uint32_t pid) const = 0;
-  // The pid the process sees itself as (innermost PID namespace); names its
-  // perf map (/tmp/perf-NSPID.map).
-  virtual uint32_t NamespacePid(uint32_t pid) const = 0;
-  // Where, inside its root, the process writes perf-PID.map and jit-PID.dump:
-  // /tmp unless its environment said otherwise (DOTNET_PerfMapJitDumpPath).
-  virtual std::string JitDirectory(uint32_t /*pid*/) const { return "/tmp"; }
-  // True when the collector looked for the process's perf map while it ran
-  // (every 100 ms, collector/perf_map_tailer.h) and never found one: a hint
-  // can then say so rather than guess.
-  virtual bool PerfMapNeverSeen(uint32_t /*pid*/) const { return false; }
-};
 
 struct SymbolizerOptions {
   // Resolve kernel addresses from this machine's /proc/kallsyms. Only valid
@@ -51,21 +32,6 @@ struct SymbolizerOptions {
   // Look native locations up again when the table already holds them as
   // unknown (postprocess -symbols DIR finishing what the sidecar could not).
   bool retry_unknown_native = false;
-};
-
-// Counts for metadata.json and the log. requested, resolved and unknown
-// describe every distinct location asked about, however it was named (looked
-// up now, or already in the table: the snapshot, the replay's own names), so
-// a postprocess that reuses the snapshot reports what the collection did.
-struct SymbolizeStats {
-  uint64_t requested = 0;
-  uint64_t resolved = 0;
-  uint64_t unknown = 0;
-  uint64_t looked_up = 0;         // of requested, the ones looked up in this run
-  uint64_t retried = 0;           // unknown native locations looked up again
-  uint64_t with_debug_info = 0;   // modules named with DWARF or a debug file
-  std::vector<std::string> warnings;  // one line each, e.g. "kernel symbols hidden: ..."
-  std::vector<std::string> notes;     // for the log: which debug files were used
 };
 
 class Symbolizer {

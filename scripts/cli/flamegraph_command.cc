@@ -39,7 +39,10 @@ int RunFlamegraph(const std::vector<std::string>& args) {
   AddGraphFlags(&flags, GraphFlagStyle::kFlamegraphPl);
   if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   render::FlameGraphOptions options;
-  if (absl::Status status = ReadGraphFlags(flags, &options); !status.ok()) {
+  absl::StatusOr<render::GraphOverrides> overrides = ReadGraphFlags(flags);
+  if (absl::Status status = overrides.ok() ? render::ApplyGraphOverrides(*overrides, &options)
+                                           : overrides.status();
+      !status.ok()) {
     std::fprintf(stderr, "profcpu flamegraph: %.*s\n", static_cast<int>(status.message().size()),
                  status.message().data());
     return kExitUsage;

@@ -1,6 +1,7 @@
 #include "scripts/cli/graph_flags.h"
 
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -21,19 +22,24 @@ absl::Status BadValue(absl::string_view flag, absl::string_view value, absl::str
       absl::StrCat("-", flag, " must be ", want, ", got '", value, "'"));
 }
 
-absl::Status ReadNumber(const FlagSet& flags, absl::string_view flag, double* out) {
+absl::Status ReadNumber(const FlagSet& flags, absl::string_view flag,
+                        std::optional<double>* out) {
   if (!flags.IsSet(flag)) return absl::OkStatus();
   const std::string value = flags.String(flag);
-  if (!absl::SimpleAtod(value, out) || !std::isfinite(*out)) {
+  double number;
+  if (!absl::SimpleAtod(value, &number) || !std::isfinite(number)) {
     return BadValue(flag, value, "a number");
   }
+  *out = number;
   return absl::OkStatus();
 }
 
-absl::Status ReadInteger(const FlagSet& flags, absl::string_view flag, int* out) {
+absl::Status ReadInteger(const FlagSet& flags, absl::string_view flag, std::optional<int>* out) {
   if (!flags.IsSet(flag)) return absl::OkStatus();
   const std::string value = flags.String(flag);
-  if (!absl::SimpleAtoi(value, out)) return BadValue(flag, value, "an integer");
+  int number;
+  if (!absl::SimpleAtoi(value, &number)) return BadValue(flag, value, "an integer");
+  *out = number;
   return absl::OkStatus();
 }
 
@@ -81,45 +87,47 @@ void AddGraphFlags(FlagSet* flags, GraphFlagStyle style) {
   }
 }
 
-absl::Status ReadGraphFlags(const FlagSet& flags, render::FlameGraphOptions* options) {
-  if (flags.IsSet("title")) options->title = flags.String("title");
-  if (flags.IsSet("subtitle")) options->subtitle = flags.String("subtitle");
-  PROFCPU_RETURN_IF_ERROR(ReadInteger(flags, "width", &options->width));
-  PROFCPU_RETURN_IF_ERROR(ReadInteger(flags, "height", &options->frame_height));
+absl::StatusOr<render::GraphOverrides> ReadGraphFlags(const FlagSet& flags) {
+  render::GraphOverrides o;
+  if (flags.IsSet("title")) o.title = flags.String("title");
+  if (flags.IsSet("subtitle")) o.subtitle = flags.String("subtitle");
+  PROFCPU_RETURN_IF_ERROR(ReadInteger(flags, "width", &o.width));
+  PROFCPU_RETURN_IF_ERROR(ReadInteger(flags, "height", &o.frame_height));
   if (flags.IsSet("minwidth")) {
     // flamegraph.pl: /^([0-9.]+)%?$/.
     const std::string value = flags.String("minwidth");
     absl::string_view number = value;
-    options->min_width_is_percent = absl::ConsumeSuffix(&number, "%");
+    render::GraphOverrides::MinWidth min_width;
+    min_width.is_percent = absl::ConsumeSuffix(&number, "%");
     if (number.empty() || number.find_first_not_of("0123456789.") != absl::string_view::npos ||
-        !absl::SimpleAtod(number, &options->min_width)) {
+        !absl::SimpleAtod(number, &min_width.value)) {
       return BadValue("minwidth", value, "pixels or a percentage such as 0.5%");
     }
+    o.min_width = min_width;
   }
-  if (flags.IsSet("fonttype")) options->font_type = flags.String("fonttype");
-  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "fontsize", &options->font_size));
-  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "fontwidth", &options->font_width));
-  if (flags.IsSet("countname")) options->count_name = flags.String("countname");
-  if (flags.IsSet("nametype")) options->name_type = flags.String("nametype");
+  if (flags.IsSet("fonttype")) o.font_type = flags.String("fonttype");
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "fontsize", &o.font_size));
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "fontwidth", &o.font_width));
+  if (flags.IsSet("countname")) o.count_name = flags.String("countname");
+  if (flags.IsSet("nametype")) o.name_type = flags.String("nametype");
   for (absl::string_view flag : {"colors", "color"}) {
     if (!flags.IsSet(flag)) continue;
     auto palette = render::ParsePalette(flags.String(flag));
     if (!palette.ok()) return absl::InvalidArgumentError(absl::StrCat("-", flag, ": ", palette.status().message()));
-    options->palette = *palette;
+    o.palette = *palette;
   }
-  if (flags.IsSet("cool-subtree")) options->cool_subtree = flags.String("cool-subtree");
-  if (flags.IsSet("bgcolors")) options->bg_colors = flags.String("bgcolors");
-  if (flags.IsSet("hash")) options->hash_colors = flags.Bool("hash");
-  if (flags.IsSet("random")) options->random_colors = flags.Bool("random");
-  if (flags.IsSet("reverse")) options->reverse = flags.Bool("reverse");
-  if (flags.IsSet("inverted")) options->inverted = flags.Bool("inverted");
-  if (flags.IsSet("flamechart")) options->flamechart = flags.Bool("flamechart");
-  if (flags.IsSet("negate")) options->negate = flags.Bool("negate");
-  if (flags.IsSet("notes")) options->notes = flags.String("notes");
-  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "total", &options->total));
-  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "factor", &options->factor));
-  // Ranges, and what may go into the SVG's style sheet.
-  return render::ValidateFlameGraphOptions(*options);
+  if (flags.IsSet("cool-subtree")) o.cool_subtree = flags.String("cool-subtree");
+  if (flags.IsSet("bgcolors")) o.bg_colors = flags.String("bgcolors");
+  if (flags.IsSet("hash")) o.hash_colors = flags.Bool("hash");
+  if (flags.IsSet("random")) o.random_colors = flags.Bool("random");
+  if (flags.IsSet("reverse")) o.reverse = flags.Bool("reverse");
+  if (flags.IsSet("inverted")) o.inverted = flags.Bool("inverted");
+  if (flags.IsSet("flamechart")) o.flamechart = flags.Bool("flamechart");
+  if (flags.IsSet("negate")) o.negate = flags.Bool("negate");
+  if (flags.IsSet("notes")) o.notes = flags.String("notes");
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "total", &o.total));
+  PROFCPU_RETURN_IF_ERROR(ReadNumber(flags, "factor", &o.factor));
+  return o;
 }
 
 }  // namespace profcpu::cli

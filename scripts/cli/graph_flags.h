@@ -4,8 +4,8 @@
 #ifndef PROFCPU_SCRIPTS_CLI_GRAPH_FLAGS_H_
 #define PROFCPU_SCRIPTS_CLI_GRAPH_FLAGS_H_
 
-#include "absl/status/status.h"
-#include "render/flamegraph_options.h"
+#include "absl/status/statusor.h"
+#include "render/graph_overrides.h"
 #include "scripts/cli/flags.h"
 
 namespace profcpu::cli {
@@ -17,9 +17,10 @@ enum class GraphFlagStyle {
 
 void AddGraphFlags(FlagSet* flags, GraphFlagStyle style);
 
-// Reads the flags AddGraphFlags registered into *options (fields of flags not
-// given keep their values). InvalidArgument naming the flag on a bad value.
-absl::Status ReadGraphFlags(const FlagSet& flags, render::FlameGraphOptions* options);
+// Reads the flags AddGraphFlags registered, once, into the overrides they ask
+// for (render::ApplyGraphOverrides puts them over a graph's defaults and
+// checks the ranges). InvalidArgument naming the flag on a bad value.
+absl::StatusOr<render::GraphOverrides> ReadGraphFlags(const FlagSet& flags);
 
 }  // namespace profcpu::cli
 

@@ -12,10 +12,11 @@
 #include "fold/perf_script_import.h"
 #include "render/palette.h"
 #include "render/run_graph.h"
+#include "render/run_page.h"
 #include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
-#include "scripts/cli/profile_page_output.h"
+#include "scripts/cli/version.h"
 
 namespace profcpu::cli {
 namespace {
@@ -66,7 +67,8 @@ int RunHtml(const std::vector<std::string>& args) {
                  input == "-" ? "stdin" : input.c_str());
   }
 
-  PageSource source;
+  render::PageSource source;
+  source.generator = absl::StrCat("profcpu ", kProfcpuVersion);
   source.graph.title = flags.String("title");
   source.graph.subtitle = flags.IsSet("subtitle") ? flags.String("subtitle")
                                                    : (input == "-" ? "" : input);
@@ -77,7 +79,7 @@ int RunHtml(const std::vector<std::string>& args) {
   source.fold = render::GraphFoldOptions(fold_options, *palette);
   source.start_ns = FirstSampleTime(profile);
   const std::string out = flags.IsSet("o") ? flags.String("o") : "/dev/stdout";
-  absl::Status written = WriteProfilePage(profile, source, out);
+  absl::Status written = render::WriteProfilePage(profile, source, out);
   if (!written.ok()) return HtmlFailed(written.message());
   return kExitOk;
 }

@@ -11,7 +11,7 @@
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
 #include "symbolize/symbol_fetcher.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/symbolize_stats.h"
 
 namespace profcpu::cli {
 

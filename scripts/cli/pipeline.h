@@ -1,9 +1,10 @@
-// Turns a run folder's recording into its outputs by calling the stages in
-// order: fold's replay (normalized stacks + symbol requests), symbolize's
-// RunSymbols (a SymbolTable, reusing and refreshing the folder's snapshot),
-// fold (the Profile shaped and folded), render (the flame graph, exports).
-// Shared by collect/record (right after sampling, with the target's files at
-// hand) and postprocess (possibly on another machine).
+// Turns a run folder's recording into its outputs by calling one entry per
+// stage, in order: fold's replay (normalized stacks + symbol requests),
+// symbolize's RunSymbols (a SymbolTable, reusing and refreshing the folder's
+// snapshot; with symbol servers, the debug files fetched for the modules left
+// unknown name them again), fold's shaping, render's outputs. The recording
+// is replayed once. Shared by collect/record (right after sampling, with the
+// target's files at hand) and postprocess (possibly on another machine).
 #ifndef PROFCPU_SCRIPTS_CLI_PIPELINE_H_
 #define PROFCPU_SCRIPTS_CLI_PIPELINE_H_
 
@@ -13,15 +14,19 @@
 
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
+#include "fold/profile_filter.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
+#include "render/run_outputs.h"
 #include "scripts/cli/dotnet_events_output.h"
-#include "scripts/cli/run_outputs.h"
+#include "symbolize/process_files.h"
 #include "symbolize/symbol_fetcher.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/symbolize_stats.h"
 
 namespace profcpu::cli {
 
+// Everything the flags of collect, record or postprocess ask of the outputs,
+// parsed once into typed values.
 struct PipelineOptions {
   std::string dir;
   // Where the profiled processes' files are; nullptr when they are not
@@ -33,10 +38,12 @@ struct PipelineOptions {
   // -strip-tiers: drop the .NET tier annotation ("[OptimizedTier1]") from
   // JIT frame names in the outputs (the snapshot keeps them).
   bool strip_tiers = false;
-  // -format exports, the graph's look, -threads, postprocess's filters.
-  RunOutputOptions outputs;
+  // -format exports, the graph's look, -threads.
+  render::RunOutputOptions outputs;
+  // postprocess's filters (-pid, -tid, -comm, -from/-to, -no-idle).
+  fold::ProfileFilter filter;
   // Debug files to fetch by build-id for modules left with unknown frames;
-  // when any arrives, the outputs are built again with them.
+  // what arrives names them before any output is written.
   std::optional<symbolize::SymbolFetchOptions> fetch;
 };
 

@@ -17,7 +17,7 @@
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
 #include "archive/run_archive.h"
-#include "scripts/cli/run_outputs.h"
+#include "scripts/cli/output_flags.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
 
@@ -53,9 +53,11 @@ int RunPostprocess(const std::vector<std::string>& args) {
     std::printf("%s", flags.Usage().c_str());
     return kExitOk;
   }
-  RunOutputOptions outputs;
-  absl::Status read = ReadRunOutputFlags(flags, &outputs);
-  if (read.ok()) read = ReadFilterFlags(flags, &outputs.filter);
+  // Every option is parsed here, once, into the pipeline's typed options.
+  PipelineOptions pipeline;
+  absl::Status read = ReadRunOutputFlags(flags, &pipeline.outputs);
+  if (read.ok()) read = ReadFilterFlags(flags, &pipeline.filter);
+  if (read.ok()) read = ReadSymbolFlags(flags, /*collecting=*/false, &pipeline);
   if (!read.ok()) return UsageError(flags, read.message());
   std::string dir = flags.String("dir");
   if (dir.empty() && flags.positionals().size() == 1) dir = flags.positionals()[0];
@@ -75,7 +77,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
     }
     std::fprintf(stderr, "profcpu: unpacking %s\n", archive_path.c_str());
     // Not the outputs rebuilt below: perf_script.out alone can be hundreds of MB.
-    auto extracted = archive::ExtractTarGz(archive_path, dir, {}, archive::PostprocessSkip(outputs.html));
+    auto extracted = archive::ExtractTarGz(archive_path, dir, {}, archive::PostprocessSkip(pipeline.outputs.html));
     if (!extracted.ok()) return Fail(extracted.status().message());
     if (!Exists(recording)) {
       return Fail(absl::StrCat(archive_path, " holds no ", kRecordingFile,
@@ -89,12 +91,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   log.Info(absl::StrCat("profcpu ", kProfcpuVersion, ": ", absl::StrJoin(argv, " ")));
 
-  PipelineOptions pipeline;
   pipeline.dir = dir;
-  if (absl::Status s = ReadSymbolFlags(flags, /*collecting=*/false, &pipeline); !s.ok()) {
-    return UsageError(flags, s.message());
-  }
-  pipeline.outputs = outputs;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());
   auto finished = FinishRun(dir, *result, /*write_archive=*/!had_archive, &log);

@@ -30,7 +30,7 @@
 #include "scripts/cli/live_status.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
-#include "scripts/cli/run_outputs.h"
+#include "scripts/cli/output_flags.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
 #include "symbolize/rooted_process_files.h"
@@ -222,7 +222,7 @@ void RemoveRunDirectory(const std::string& dir) {
 // `pipeline` carries the symbol flags (-symbols, -strip-tiers); its folder,
 // outputs and files are filled in here.
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
-                      const std::vector<std::string>& argv, const RunOutputOptions& outputs,
+                      const std::vector<std::string>& argv, const render::RunOutputOptions& outputs,
                       PipelineOptions pipeline) {
   const std::vector<std::string> created = MissingDirectories(out);
   auto run_dir = CreateRunDirectory(out, std::time(nullptr));
@@ -391,7 +391,7 @@ int RunCollect(const std::vector<std::string>& args) {
   if (absl::Status s = ReadDotnetFlags(flags, &options); !s.ok()) {
     return UsageError(flags, s.message());
   }
-  RunOutputOptions outputs;
+  render::RunOutputOptions outputs;
   if (absl::Status s = ReadRunOutputFlags(flags, &outputs); !s.ok()) {
     return UsageError(flags, s.message());
   }
@@ -432,7 +432,7 @@ int RunRecord(const std::vector<std::string>& args) {
   if (absl::Status s = ReadDotnetFlags(flags, &options); !s.ok()) {
     return UsageError(flags, s.message());
   }
-  RunOutputOptions outputs;
+  render::RunOutputOptions outputs;
   if (absl::Status s = ReadRunOutputFlags(flags, &outputs); !s.ok()) {
     return UsageError(flags, s.message());
   }

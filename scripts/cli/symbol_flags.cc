@@ -12,33 +12,6 @@
 
 namespace profcpu::cli {
 
-absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value) {
-  CallgraphChoice choice;
-  if (value == "fp") return choice;
-  absl::string_view size = value;
-  uint32_t* bytes = nullptr;
-  uint32_t default_bytes = 0;
-  if (absl::ConsumePrefix(&size, "dwarf")) {
-    bytes = &choice.dwarf_stack_size;
-    default_bytes = kDefaultDwarfStackSize;
-  } else if (absl::ConsumePrefix(&size, "fp+cfi")) {
-    bytes = &choice.leaf_stack_size;
-    default_bytes = kDefaultLeafStackSize;
-  }
-  if (bytes != nullptr && size.empty()) {
-    *bytes = default_bytes;
-    return choice;
-  }
-  if (bytes != nullptr && absl::ConsumePrefix(&size, ",") && absl::SimpleAtoi(size, bytes) &&
-      *bytes >= 8 && *bytes <= 65528 && *bytes % 8 == 0) {
-    return choice;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "-callgraph must be fp, fp+cfi[,BYTES] or dwarf[,BYTES] (BYTES a multiple of 8 up to "
-      "65528), got '",
-      value, "'"));
-}
-
 void AddCallgraphFlag(FlagSet* flags) {
   flags->Add("callgraph", "MODE", "fp+cfi",
              "how user stacks are walked: fp+cfi[,BYTES], frame pointers plus each sample's "
@@ -55,7 +28,7 @@ void AddCallgraphFlag(FlagSet* flags) {
 }
 
 absl::Status ReadCallgraphFlag(const FlagSet& flags, collector::SamplerOptions* sampler) {
-  absl::StatusOr<CallgraphChoice> choice = ParseCallgraph(flags.String("callgraph"));
+  absl::StatusOr<collector::CallgraphChoice> choice = collector::ParseCallgraph(flags.String("callgraph"));
   if (!choice.ok()) return choice.status();
   sampler->dwarf_stack_size = choice->dwarf_stack_size;
   sampler->leaf_stack_size = choice->leaf_stack_size;

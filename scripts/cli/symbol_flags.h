@@ -9,31 +9,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "collector/callgraph_choice.h"
 #include "collector/sampler.h"
 #include "scripts/cli/flags.h"
 #include "scripts/cli/pipeline.h"
 #include "symbolize/symbol_fetcher.h"
 
 namespace profcpu::cli {
-
-// perf's default for --call-graph dwarf: 8 KiB of user stack per sample.
-inline constexpr uint32_t kDefaultDwarfStackSize = 8192;
-
-// -callgraph fp+cfi's default: enough for the frameless glibc wrappers'
-// frames between the stack pointer and the first frame record.
-inline constexpr uint32_t kDefaultLeafStackSize = 512;
-
-// What -callgraph asks the sampler for (SamplerOptions' fields of the same
-// names): both 0 for plain frame pointers.
-struct CallgraphChoice {
-  uint32_t dwarf_stack_size = 0;
-  uint32_t leaf_stack_size = 0;
-};
-
-// "fp" -> frame pointers; "fp+cfi" -> leaf stack 512, "fp+cfi,BYTES";
-// "dwarf" -> 8192, "dwarf,BYTES": BYTES a multiple of 8 from 8 to 65528 (the
-// most perf_event_open accepts).
-absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value);
 
 // -callgraph, for collect and record.
 void AddCallgraphFlag(FlagSet* flags);

@@ -1,4 +1,4 @@
-#include "scripts/cli/run_outputs.h"
+#include "scripts/cli/output_flags.h"
 
 #include "gtest/gtest.h"
 
@@ -12,24 +12,30 @@ FlagSet PostprocessFlags() {
   return flags;
 }
 
-absl::Status Read(const std::vector<std::string>& args, RunOutputOptions* outputs) {
+// What postprocess reads: the outputs' options and the filters.
+struct Outputs {
+  render::RunOutputOptions options;
+  fold::ProfileFilter filter;
+};
+
+absl::Status Read(const std::vector<std::string>& args, Outputs* outputs) {
   FlagSet flags = PostprocessFlags();
   absl::Status parsed = flags.Parse(args);
   if (!parsed.ok()) return parsed;
-  absl::Status read = ReadRunOutputFlags(flags, outputs);
+  absl::Status read = ReadRunOutputFlags(flags, &outputs->options);
   return read.ok() ? ReadFilterFlags(flags, &outputs->filter) : read;
 }
 
-TEST(RunOutputsTest, FormatsThreadsAndFilters) {
-  RunOutputOptions outputs;
+TEST(OutputFlagsTest, FormatsThreadsAndFilters) {
+  Outputs outputs;
   ASSERT_TRUE(Read({"-format", "pprof, svg,perfview", "-threads", "-pid", "12,13", "-comm",
                     "dotnet,.NET TP Worker", "-from", "1.5", "-to", "3", "-no-idle"},
                    &outputs)
                   .ok());
-  EXPECT_TRUE(outputs.pprof);
-  EXPECT_TRUE(outputs.perfview);
-  EXPECT_TRUE(outputs.html);  // written unless turned off
-  EXPECT_TRUE(outputs.threads);
+  EXPECT_TRUE(outputs.options.pprof);
+  EXPECT_TRUE(outputs.options.perfview);
+  EXPECT_TRUE(outputs.options.html);  // written unless turned off
+  EXPECT_TRUE(outputs.options.threads);
   EXPECT_EQ(outputs.filter.pids, (std::vector<uint32_t>{12, 13}));
   EXPECT_EQ(outputs.filter.comms, (std::vector<std::string>{"dotnet", ".NET TP Worker"}));
   EXPECT_DOUBLE_EQ(*outputs.filter.from_s, 1.5);
@@ -38,15 +44,15 @@ TEST(RunOutputsTest, FormatsThreadsAndFilters) {
   EXPECT_FALSE(outputs.filter.empty());
 }
 
-TEST(RunOutputsTest, NoHtmlSkipsThePage) {
-  RunOutputOptions outputs;
+TEST(OutputFlagsTest, NoHtmlSkipsThePage) {
+  Outputs outputs;
   ASSERT_TRUE(Read({"-format", "pprof,no-html"}, &outputs).ok());
-  EXPECT_TRUE(outputs.pprof);
-  EXPECT_FALSE(outputs.html);
+  EXPECT_TRUE(outputs.options.pprof);
+  EXPECT_FALSE(outputs.options.html);
 }
 
-TEST(RunOutputsTest, BadValuesNameTheFlag) {
-  RunOutputOptions outputs;
+TEST(OutputFlagsTest, BadValuesNameTheFlag) {
+  Outputs outputs;
   absl::Status format = Read({"-format", "speedscope"}, &outputs);
   EXPECT_TRUE(absl::IsInvalidArgument(format));
   EXPECT_NE(format.message().find("unknown -format 'speedscope'"), absl::string_view::npos);
@@ -58,23 +64,15 @@ TEST(RunOutputsTest, BadValuesNameTheFlag) {
   EXPECT_FALSE(Read({"-width", "wide"}, &outputs).ok());
 }
 
-TEST(RunOutputsTest, GraphFlagsOverrideTheRunsDefaultsOnly) {
-  RunOutputOptions outputs;
+TEST(OutputFlagsTest, GraphFlagsOverrideTheRunsDefaultsOnly) {
+  Outputs outputs;
   ASSERT_TRUE(Read({"-title", "Mine"}, &outputs).ok());
   render::FlameGraphOptions graph;
   graph.title = "Off-CPU Time Flame Graph";
   graph.palette = render::Palette::kBlue;
-  ASSERT_TRUE(ApplyGraphFlags(outputs, &graph).ok());
+  ASSERT_TRUE(render::ApplyGraphOverrides(outputs.options.graph, &graph).ok());
   EXPECT_EQ(graph.title, "Mine");
   EXPECT_EQ(graph.palette, render::Palette::kBlue);
-}
-
-TEST(RunOutputsTest, PerfViewArchiveIsNamedAfterTheRunFolder) {
-  EXPECT_EQ(PerfViewArchiveName("profilings/10-00-00_2026-11-24/"),
-            "10-00-00_2026-11-24.trace.zip");
-  EXPECT_EQ(PerfViewArchiveName("run"), "run.trace.zip");
-  EXPECT_EQ(PerfViewArchiveName("/"), "profcpu.trace.zip");
-  EXPECT_EQ(PerfViewArchiveName("a/.."), "profcpu.trace.zip");
 }
 
 }  // namespace

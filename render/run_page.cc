@@ -1,23 +1,20 @@
-#include "scripts/cli/profile_page_output.h"
-
-#include <algorithm>
+#include "render/run_page.h"
 
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "render/palette.h"
 #include "render/profile_page_data.h"
-#include "render/profile_page_writer.h"
-#include "scripts/cli/version.h"
 
-namespace profcpu::cli {
+namespace profcpu::render {
 namespace {
 
-render::PageMeta MetaFor(const PageSource& source, uint64_t start_ns) {
-  render::PageMeta meta;
+PageMeta MetaFor(const PageSource& source) {
+  PageMeta meta;
   if (!source.graph.title.empty()) meta.title = source.graph.title;
   meta.subtitle = source.graph.subtitle;
-  meta.palette = std::string(render::PaletteName(source.graph.palette));
+  meta.palette = std::string(PaletteName(source.graph.palette));
   meta.cool_subtree = source.graph.cool_subtree;
-  meta.generator = absl::StrCat("profcpu ", kProfcpuVersion);
+  meta.generator = source.generator;
   if (const fold::RecordingSummary* summary = source.summary) {
     meta.mode = summary->mode;
     if (summary->microseconds) meta.count_name = "microseconds";
@@ -28,7 +25,7 @@ render::PageMeta MetaFor(const PageSource& source, uint64_t start_ns) {
     }
     meta.time_resolution_s = static_cast<double>(summary->header.counted_interval_ns) / 1e9;
   }
-  if (source.dotnet_events != nullptr) meta.events = PageEventsOf(*source.dotnet_events, start_ns);
+  meta.events = source.events;
   return meta;
 }
 
@@ -36,16 +33,14 @@ render::PageMeta MetaFor(const PageSource& source, uint64_t start_ns) {
 
 absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& source,
                               const std::string& path) {
-  render::PageDataOptions options;
+  PageDataOptions options;
   options.fold = source.fold;
   options.palette = source.graph.palette;
   options.hash_colors = source.graph.hash_colors;
   options.start_ns = source.summary ? source.summary->header.start_time_ns : source.start_ns;
-  PROFCPU_ASSIGN_OR_RETURN(
-      std::string page,
-      render::RenderProfilePage(render::BuildPageData(profile, options),
-                                MetaFor(source, options.start_ns)));
+  PROFCPU_ASSIGN_OR_RETURN(std::string page,
+                           RenderProfilePage(BuildPageData(profile, options), MetaFor(source)));
   return base::WriteFile(path, page);
 }
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::render

@@ -1,19 +1,11 @@
-#include "scripts/cli/run_outputs.h"
-
-#include <cmath>
-#include <cstdio>
+#include "scripts/cli/output_flags.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
-#include "fold/perf_script_writer.h"
-#include "fold/perfview_gaps.h"
-#include "render/pprof_writer.h"
-#include "archive/archive.h"
 #include "scripts/cli/graph_flags.h"
-#include "scripts/cli/output_dir.h"
 
 namespace profcpu::cli {
 namespace {
@@ -32,7 +24,7 @@ absl::Status ReadIds(const FlagSet& flags, absl::string_view flag, std::vector<u
   return absl::OkStatus();
 }
 
-absl::Status ReadFormats(const std::string& list, RunOutputOptions* outputs) {
+absl::Status ReadFormats(const std::string& list, render::RunOutputOptions* outputs) {
   for (absl::string_view format : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
     format = absl::StripAsciiWhitespace(format);
     if (format == "pprof") {
@@ -78,14 +70,13 @@ void AddFilterFlags(FlagSet* flags) {
   flags->Add("no-idle", "", "", "drop samples in the kernel's idle loop");
 }
 
-absl::Status ReadRunOutputFlags(const FlagSet& flags, RunOutputOptions* outputs) {
+absl::Status ReadRunOutputFlags(const FlagSet& flags, render::RunOutputOptions* outputs) {
   PROFCPU_RETURN_IF_ERROR(ReadFormats(flags.String("format"), outputs));
   outputs->threads = flags.Bool("threads");
-  // Check the graph flags now, not after a 30 s profile.
+  PROFCPU_ASSIGN_OR_RETURN(outputs->graph, ReadGraphFlags(flags));
+  // Check the graph flags' ranges now, not after a 30 s profile.
   render::FlameGraphOptions check;
-  PROFCPU_RETURN_IF_ERROR(ReadGraphFlags(flags, &check));
-  outputs->graph_flags = std::make_shared<const FlagSet>(flags);
-  return absl::OkStatus();
+  return render::ApplyGraphOverrides(outputs->graph, &check);
 }
 
 absl::Status ReadFilterFlags(const FlagSet& flags, fold::ProfileFilter* filter_out) {
@@ -108,66 +99,6 @@ absl::Status ReadFilterFlags(const FlagSet& flags, fold::ProfileFilter* filter_o
                                                    " must be after -from ", *filter.from_s));
   }
   filter.no_idle = flags.Bool("no-idle");
-  return absl::OkStatus();
-}
-
-absl::Status ApplyGraphFlags(const RunOutputOptions& outputs, render::FlameGraphOptions* graph) {
-  if (outputs.graph_flags == nullptr) return absl::OkStatus();
-  return ReadGraphFlags(*outputs.graph_flags, graph);
-}
-
-std::string PerfViewArchiveName(const std::string& dir) {
-  absl::string_view name = dir;
-  while (absl::ConsumeSuffix(&name, "/")) {
-  }
-  const size_t slash = name.rfind('/');
-  if (slash != absl::string_view::npos) name.remove_prefix(slash + 1);
-  if (name.empty() || name == "." || name == "..") name = "profcpu";
-  return absl::StrCat(name, ".trace.zip");
-}
-
-absl::Status WriteExports(const RunOutputOptions& outputs, const std::string& dir,
-                          const fold::RecordingSummary& summary, const fold::Profile& profile,
-                          const std::vector<fold::PerfScriptEvent>& runtime_events,
-                          base::RunLog* log, std::vector<std::string>* written) {
-  if (outputs.pprof) {
-    PROFCPU_RETURN_IF_ERROR(render::WritePprofFile(profile, render::PprofOptionsFor(summary),
-                                                   absl::StrCat(dir, "/", kPprofFile)));
-    written->push_back(kPprofFile);
-    log->Info(absl::StrCat("wrote ", kPprofFile, " (go tool pprof -http=: ", kPprofFile, ")"));
-  }
-  if (outputs.perfview) {
-    // perfcollect zips NAME.trace/ holding perf.data.txt, the perf script
-    // text PerfView parses (its first entry ending in .data.txt). Not
-    // perf_script.out as it is: PerfView weighs samples by time, not period,
-    // and misreads perf-map frames (fold/perfview_gaps.h, FrameDialect).
-    const std::string zip_name = PerfViewArchiveName(dir);
-    const std::string folder = zip_name.substr(0, zip_name.size() - 4);  // NAME.trace
-    const std::string text = absl::StrCat(dir, "/.", folder, ".perf.data.txt.tmp");
-    fold::PerfScriptWriteOptions options{fold::PerfScriptHeaderFor(summary)};
-    options.perfview_spacing_ns = fold::PerfViewSampleSpacingNs(summary.header);
-    options.events = runtime_events;
-    options.header->extra.push_back(
-        {"for PerfView", "'unprofiled' (pid 0) samples end each sample's time one interval "
-                         "later on its CPU (PerfView weighs samples by time, not period)"});
-    absl::Status status = fold::WritePerfScriptFile(profile, options, text);
-    if (status.ok()) {
-      status = archive::WriteArchive(absl::StrCat(dir, "/", zip_name), archive::ArchiveFormat::kZip,
-                            {{absl::StrCat(folder, "/perf.data.txt"), text}});
-    }
-    std::remove(text.c_str());
-    PROFCPU_RETURN_IF_ERROR(status);
-    written->push_back(zip_name);
-    log->Info(absl::StrCat("wrote ", zip_name, " for PerfView"));
-    if (summary.weighted) {
-      // Entries that stand for several samples or for time off the CPU
-      // (BPF counts, -mode offcpu|wall) weigh one interval each there.
-      log->Warn(absl::StrCat("PerfView weighs every entry of ", zip_name,
-                             " as one sample: with this recording's weighted entries (",
-                             fold::ModeDescription(summary),
-                             ") its shares are not folded_stacks.out's"));
-    }
-  }
   return absl::OkStatus();
 }
 

@@ -1,0 +1,102 @@
+#include "render/run_outputs.h"
+
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "base/background_task.h"
+#include "base/file_io.h"
+#include "base/status_macros.h"
+#include "fold/folded_writer.h"
+#include "recording/run_folder.h"
+#include "render/flamegraph.h"
+#include "render/perfview_export.h"
+#include "render/pprof_writer.h"
+#include "render/run_graph.h"
+#include "render/run_page.h"
+
+namespace profcpu::render {
+namespace {
+
+// -format pprof and perfview, from the profile perf_script.out was written from.
+absl::Status WriteExports(const RunOutputsInput& input, const RunOutputOptions& options,
+                          base::RunLog* log, std::vector<std::string>* written) {
+  const fold::RecordingSummary& summary = *input.summary;
+  if (options.pprof) {
+    PROFCPU_RETURN_IF_ERROR(WritePprofFile(*input.profile, PprofOptionsFor(summary),
+                                           absl::StrCat(input.dir, "/", kPprofFile)));
+    written->push_back(kPprofFile);
+    log->Info(absl::StrCat("wrote ", kPprofFile, " (go tool pprof -http=: ", kPprofFile, ")"));
+  }
+  if (options.perfview) {
+    PROFCPU_ASSIGN_OR_RETURN(std::string zip, WritePerfViewExport(input.dir, summary, *input.profile,
+                                                                  input.script_events, log));
+    written->push_back(std::move(zip));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
+                                               const RunOutputOptions& options,
+                                               base::StageTimes* times, base::RunLog* log) {
+  const fold::RecordingSummary& summary = *input.summary;
+  const fold::Profile& profile = *input.profile;
+  auto path = [&input](const char* name) { return absl::StrCat(input.dir, "/", name); };
+  WrittenOutputs written;
+  fold::FoldOptions fold_options;
+  fold_options.weight_by_period = summary.weighted;  // BPF counts, off-CPU time
+  fold_options.include_tid = options.threads;
+  // Tiers and anonymous-namespace functions stay in profcpu's own outputs
+  // (-strip-tiers took tiers out of the names already); `profcpu fold` keeps
+  // stackcollapse-perf.pl's tidying.
+  fold_options.keep_dotnet_tiers = fold_options.keep_anonymous_namespaces = true;
+  fold::PerfScriptWriteOptions script_options;
+  script_options.header = fold::PerfScriptHeaderFor(summary);
+  script_options.events = input.script_events;
+  base::BackgroundTask script_writer([&] {
+    return fold::WritePerfScriptFile(profile, script_options, path(recording::kPerfScriptFile));
+  });
+  FlameGraphOptions graph = DefaultGraphOptions(summary.mode, summary.microseconds,
+                                                summary.header.target);
+  PROFCPU_RETURN_IF_ERROR(ApplyGraphOverrides(options.graph, &graph));
+  // Palettes that colour by annotation need the stacks folded with them.
+  const fold::FoldOptions graph_fold = GraphFoldOptions(fold_options, graph.palette);
+  std::optional<base::BackgroundTask> page_writer;
+  if (options.html) {
+    page_writer.emplace([&] {
+      PageSource page{&summary, graph_fold, graph, 0, input.page_events, input.generator};
+      return WriteProfilePage(profile, page, path(kProfilePageFile));
+    });
+  }
+
+  // One pass over the samples serves folded_stacks.out and the graph's stacks.
+  const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
+  const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
+  PROFCPU_RETURN_IF_ERROR(fold::WriteFoldedFile(folded, path(recording::kFoldedFile)));
+  times->Done("folded");
+  std::optional<fold::FoldedProfile> annotated;
+  if (graph_fold.annotate_kernel) annotated = fold::FoldCounts(profile, counts, graph_fold);
+  PROFCPU_ASSIGN_OR_RETURN(std::string svg, RenderFlameGraph(annotated ? *annotated : folded, graph));
+  PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(recording::kFlameGraphFile), svg));
+  times->Done("svg");
+  for (const char* name :
+       {recording::kFoldedFile, recording::kPerfScriptFile, recording::kFlameGraphFile}) {
+    written.files.push_back(name);
+  }
+  // What the other two took beyond the folded stacks and the graph:
+  if (page_writer.has_value()) {
+    PROFCPU_RETURN_IF_ERROR(page_writer->Wait());
+    written.files.push_back(kProfilePageFile);
+    times->Done("html wait");
+  }
+  PROFCPU_RETURN_IF_ERROR(script_writer.Wait());
+  times->Done("perf_script wait");
+
+  PROFCPU_RETURN_IF_ERROR(WriteExports(input, options, log, &written.exports));
+  written.files.insert(written.files.end(), written.exports.begin(), written.exports.end());
+  times->Done("exports");
+  return written;
+}
+
+}  // namespace profcpu::render

@@ -1,0 +1,118 @@
+#include "render/run_outputs.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/file_io.h"
+#include "fold/profile_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "render/perfview_export.h"
+
+namespace profcpu::render {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class RunOutputsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/run_outputs_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    dir_ = dir;
+    fold::testing::ProfileMaker maker;
+    const uint32_t main = maker.Location(0x1000, false, "/app", {{"main"}});
+    const uint32_t work = maker.Location(0x2000, false, "/app", {{"do_work"}});
+    for (int i = 0; i < 3; ++i) {
+      maker.Sample("app", 7, 7, 0, 1'000'000'000 + i * 10'000'000, 1, "cpu-clock", {work, main});
+    }
+    maker.Sample("app", 7, 8, 1, 1'050'000'000, 1, "cpu-clock", {main});
+    profile_ = std::move(maker.profile());
+    summary_.header.start_time_ns = 1'000'000'000;
+    summary_.header.target = "pid 7";
+    summary_.samples = 4;
+  }
+  void TearDown() override { (void)std::system(absl::StrCat("rm -rf ", dir_).c_str()); }
+
+  std::string Read(const std::string& name) {
+    return base::ReadFileBounded(absl::StrCat(dir_, "/", name), 1 << 24).value_or("");
+  }
+
+  absl::StatusOr<WrittenOutputs> Write(const RunOutputOptions& options) {
+    RunOutputsInput input;
+    input.dir = dir_;
+    input.summary = &summary_;
+    input.profile = &profile_;
+    input.script_events = {{1'020'000'000, 7, "dotnet:gc", "[.NET GC gen0]"}};
+    input.page_events = {{0.02, 0.001, "gc", 7, "GC gen0"}};
+    input.generator = "profcpu test";
+    base::StageTimes times;
+    base::RunLog log;
+    return WriteRunOutputs(input, options, &times, &log);
+  }
+
+  std::string dir_;
+  fold::Profile profile_;
+  fold::RecordingSummary summary_;
+};
+
+TEST_F(RunOutputsTest, WritesTheStandardOutputsFromTheProfile) {
+  auto written = Write({});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_THAT(written->files, ElementsAre("folded_stacks.out", "perf_script.out",
+                                          "flamegraph.svg", "profile.html"));
+  EXPECT_TRUE(written->exports.empty());
+  EXPECT_EQ(Read("folded_stacks.out"), "app;main 1\napp;main;do_work 3\n");
+  EXPECT_THAT(Read("flamegraph.svg"), HasSubstr("do_work (3 samples, 75.00%)"));
+  EXPECT_THAT(Read("perf_script.out"), HasSubstr("dotnet:gc"));
+  EXPECT_THAT(Read("profile.html"), HasSubstr("profcpu test"));
+}
+
+TEST_F(RunOutputsTest, GraphOverridesAndThreadsAndNoHtml) {
+  RunOutputOptions options;
+  options.html = false;
+  options.threads = true;
+  options.graph.title = "My title";
+  auto written = Write(options);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_THAT(written->files, Not(::testing::Contains("profile.html")));
+  EXPECT_THAT(Read("flamegraph.svg"), HasSubstr("My title"));
+  EXPECT_THAT(Read("folded_stacks.out"), HasSubstr("app-7/8;main 1"));
+}
+
+TEST_F(RunOutputsTest, BadGraphOverridesFailBeforeAnyExport) {
+  RunOutputOptions options;
+  options.pprof = true;
+  options.graph.width = 1;
+  auto written = Write(options);
+  EXPECT_TRUE(absl::IsInvalidArgument(written.status())) << written.status();
+  EXPECT_EQ(::access(absl::StrCat(dir_, "/", kPprofFile).c_str(), F_OK), -1);
+}
+
+TEST_F(RunOutputsTest, ExportsAreListedApart) {
+  RunOutputOptions options;
+  options.pprof = options.perfview = true;
+  auto written = Write(options);
+  ASSERT_TRUE(written.ok()) << written.status();
+  const std::string zip = PerfViewArchiveName(dir_);
+  EXPECT_THAT(written->exports, ElementsAre(kPprofFile, zip));
+  EXPECT_EQ(written->files.back(), zip);
+  EXPECT_FALSE(Read(kPprofFile).empty());
+  EXPECT_FALSE(Read(zip).empty());
+}
+
+TEST(PerfViewExportTest, ArchiveIsNamedAfterTheRunFolder) {
+  EXPECT_EQ(PerfViewArchiveName("profilings/10-00-00_2026-11-24/"),
+            "10-00-00_2026-11-24.trace.zip");
+  EXPECT_EQ(PerfViewArchiveName("run"), "run.trace.zip");
+  EXPECT_EQ(PerfViewArchiveName("/"), "profcpu.trace.zip");
+  EXPECT_EQ(PerfViewArchiveName("a/.."), "profcpu.trace.zip");
+}
+
+}  // namespace
+}  // namespace profcpu::render

@@ -1,0 +1,38 @@
+// profile.html beside flamegraph.svg: the same frames, names and colours,
+// with every sample's time and thread (profile_page_writer.h), headed by
+// the run's facts (mode, start, duration, how precise times are) and, in
+// its events lane, the runtimes' events.
+#ifndef PROFCPU_RENDER_RUN_PAGE_H_
+#define PROFCPU_RENDER_RUN_PAGE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fold/folded_writer.h"
+#include "fold/profile.h"
+#include "fold/recording_summary.h"
+#include "render/flamegraph_options.h"
+#include "render/profile_page_writer.h"
+
+namespace profcpu::render {
+
+struct PageSource {
+  // The run's summary (mode, start, duration, how precise times are), or
+  // nullptr for perf script text read from elsewhere (`profcpu html`).
+  const fold::RecordingSummary* summary = nullptr;
+  fold::FoldOptions fold;     // as the flame graph was folded
+  FlameGraphOptions graph;    // title, palette, cool subtree
+  uint64_t start_ns = 0;      // time 0 when there is no summary
+  std::vector<PageEvent> events;  // the events lane, in seconds from time 0
+  std::string generator;      // "profcpu VERSION"
+};
+
+// Writes the page to `path`.
+absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& source,
+                              const std::string& path);
+
+}  // namespace profcpu::render
+
+#endif  // PROFCPU_RENDER_RUN_PAGE_H_
