@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/unique_fd.h"
+#include "symbolize/elf_file.h"
 #include "symbolize/module_symbolizer.h"
 #include "symbolize/vdso_image.h"
 
