@@ -53,7 +53,7 @@ absl::StatusOr<std::unique_ptr<CommandLauncher>> CommandLauncher::PrepareForTest
   pid_t pid = fork_process();
   if (pid < 0) return base::ErrnoStatus(errno, "fork");
   if (pid == 0) {
-    // Child: only async-signal-safe calls from here on (Reset is close(2)),
+    // Child: only async-signal-safe calls from here on (Reset only closes),
     // and it leaves by _exit, so no destructor runs here.
     go.write.Reset();
     error.read.Reset();
