@@ -9,49 +9,68 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/errno_status.h"
+#include "base/status_macros.h"
 
 namespace profcpu::collector {
 
+namespace {
+
+// Both ends of a pipe, each owned, so that every way out of Prepare (a
+// second pipe or the fork failing) closes what was opened.
+struct Pipe {
+  base::UniqueFd read;
+  base::UniqueFd write;
+};
+
+absl::StatusOr<Pipe> MakePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return base::ErrnoStatus(errno, "pipe");
+  return Pipe{base::UniqueFd(fds[0]), base::UniqueFd(fds[1])};
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<CommandLauncher>> CommandLauncher::Prepare(
     const std::vector<std::string>& command) {
+  return PrepareForTesting(command, &::fork);
+}
+
+absl::StatusOr<std::unique_ptr<CommandLauncher>> CommandLauncher::PrepareForTesting(
+    const std::vector<std::string>& command, pid_t (*fork_process)()) {
   if (command.empty()) return absl::InvalidArgumentError("no command given");
-  int go[2], error[2];
-  if (::pipe2(go, O_CLOEXEC) != 0) return base::ErrnoStatus(errno, "pipe");
-  if (::pipe2(error, O_CLOEXEC) != 0) {
-    ::close(go[0]);
-    ::close(go[1]);
-    return base::ErrnoStatus(errno, "pipe");
-  }
+  PROFCPU_ASSIGN_OR_RETURN(Pipe go, MakePipe());
+  PROFCPU_ASSIGN_OR_RETURN(Pipe error, MakePipe());
   std::vector<char*> argv;
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
-  pid_t pid = ::fork();
+  pid_t pid = fork_process();
   if (pid < 0) return base::ErrnoStatus(errno, "fork");
   if (pid == 0) {
-    // Child: only async-signal-safe calls from here on.
-    ::close(go[1]);
-    ::close(error[0]);
+    // Child: only async-signal-safe calls from here on (Reset only closes),
+    // and it leaves by _exit, so no destructor runs here.
+    go.write.Reset();
+    error.read.Reset();
     char byte;
     ssize_t n;
     do {
-      n = ::read(go[0], &byte, 1);
+      n = ::read(go.read.get(), &byte, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) ::_exit(127);  // profcpu gave up before starting us
     ::execvp(argv[0], argv.data());
     int err = errno;
-    (void)!::write(error[1], &err, sizeof(err));
+    (void)!::write(error.write.get(), &err, sizeof(err));
     ::_exit(127);
   }
-  ::close(go[0]);
-  ::close(error[1]);
+  // The child's ends close here, as go and error go out of scope.
   return std::unique_ptr<CommandLauncher>(
-      new CommandLauncher(pid, command[0], base::UniqueFd(go[1]), base::UniqueFd(error[0])));
+      new CommandLauncher(pid, command[0], std::move(go.write), std::move(error.read)));
 }
 
 CommandLauncher::~CommandLauncher() {

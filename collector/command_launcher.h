@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,6 +22,10 @@ class CommandLauncher {
   // Forks; the child blocks before exec. NotFound if the program is not on PATH.
   static absl::StatusOr<std::unique_ptr<CommandLauncher>> Prepare(
       const std::vector<std::string>& command);
+  // Prepare, forking with `fork_process` instead of fork(2): lets a test
+  // make the fork fail (and see that nothing leaks then).
+  static absl::StatusOr<std::unique_ptr<CommandLauncher>> PrepareForTesting(
+      const std::vector<std::string>& command, pid_t (*fork_process)());
   ~CommandLauncher();
 
   pid_t pid() const { return pid_; }

@@ -1,9 +1,13 @@
 #include "collector/command_launcher.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +16,15 @@
 
 namespace profcpu::collector {
 namespace {
+
+// Descriptors open in this process now (the one listing them excluded).
+int OpenFdCount() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    ++count;
+  }
+  return count - 1;
+}
 
 TEST(CommandLauncherTest, FindsProgramsAsExecvpWould) {
   auto sh = FindProgram("sh");
@@ -51,6 +64,70 @@ TEST(CommandLauncherTest, ReportsTheCommandsExitStatus) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(code, 3);
+}
+
+TEST(CommandLauncherTest, AFailedForkLeavesNoPipeOpen) {
+  const int before = OpenFdCount();
+  auto launcher = CommandLauncher::PrepareForTesting({"true"}, [] {
+    errno = EAGAIN;
+    return pid_t{-1};
+  });
+  ASSERT_FALSE(launcher.ok());
+  EXPECT_NE(launcher.status().message().find("fork"), absl::string_view::npos)
+      << launcher.status();
+  EXPECT_EQ(OpenFdCount(), before);
+}
+
+TEST(CommandLauncherTest, AFailedPipeLeavesNoPipeOpen) {
+  // With the descriptor limit just above what is open, the first pipe, or
+  // the second, cannot be made: either way Prepare must close what it made.
+  base::UniqueFd probe(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(probe.valid());
+  const rlim_t lowest_free = static_cast<rlim_t>(probe.get());
+  probe.Reset();
+  rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int before = OpenFdCount();
+  int pipe_failures = 0;
+  for (rlim_t extra = 0; extra <= 4; ++extra) {
+    rlimit low = saved;
+    low.rlim_cur = lowest_free + extra;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    absl::StatusOr<std::unique_ptr<CommandLauncher>> launcher =
+        CommandLauncher::Prepare({"true"});
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+    if (!launcher.ok()) {
+      EXPECT_NE(launcher.status().message().find("pipe"), absl::string_view::npos)
+          << launcher.status();
+      ++pipe_failures;
+    }
+    launcher = absl::InternalError("dropped");  // never started: the child exits
+    EXPECT_EQ(OpenFdCount(), before) << "limit " << low.rlim_cur;
+  }
+  // No room for one pipe at the first two limits; with the descriptors
+  // open below the first free one (as in a fresh test), room for one pipe
+  // only at the third.
+  EXPECT_GE(pipe_failures, 2);
+}
+
+TEST(CommandLauncherTest, NoPipeOutlivesTheLauncher) {
+  const int before = OpenFdCount();
+  {
+    auto never_started = CommandLauncher::Prepare({"true"});
+    ASSERT_TRUE(never_started.ok());
+  }
+  EXPECT_EQ(OpenFdCount(), before);
+  {
+    auto started = CommandLauncher::Prepare({"sh", "-c", "exit 0"});
+    ASSERT_TRUE(started.ok());
+    ASSERT_TRUE((*started)->Start().ok());
+    int code = -1;
+    for (int i = 0; i < 500 && !(*started)->Exited(&code); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(code, 0);
+  }
+  EXPECT_EQ(OpenFdCount(), before);
 }
 
 }  // namespace

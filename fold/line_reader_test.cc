@@ -5,10 +5,12 @@
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "base/file_io.h"
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::fold {
@@ -65,9 +67,7 @@ TEST(LineReaderTest, FileAcrossManyReads) {
   want.push_back("tail");
 
   char path[] = "/tmp/line_reader_test_XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
+  ASSERT_TRUE(base::UniqueFd(mkstemp(path)).valid());  // made, then closed
   ASSERT_TRUE(base::WriteFile(path, text).ok());
   absl::StatusOr<LineReader> reader = LineReader::Open(path, kMaxLine);
   ASSERT_TRUE(reader.ok()) << reader.status();
@@ -85,9 +85,11 @@ TEST(LineReaderTest, FileAcrossManyReads) {
 TEST(LineReaderTest, ReadsAPipe) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
-  ASSERT_EQ(write(fds[1], "one\ntwo\n", 8), 8);
-  close(fds[1]);
-  LineReader reader = LineReader::FromFd(base::UniqueFd(fds[0]));
+  base::UniqueFd read_end(fds[0]);
+  base::UniqueFd write_end(fds[1]);
+  ASSERT_EQ(write(write_end.get(), "one\ntwo\n", 8), 8);
+  write_end.Reset();  // the reader sees the end
+  LineReader reader = LineReader::FromFd(std::move(read_end));
   EXPECT_EQ(ReadAll(reader), (std::vector<std::string>{"one", "two"}));
 }
 

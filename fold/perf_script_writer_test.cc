@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
+#include "base/unique_fd.h"
 #include "fold/perf_script_reader.h"
 #include "fold/profile_test_util.h"
 #include "gtest/gtest.h"
@@ -216,9 +217,7 @@ TEST(PerfScriptWriterTest, SanitizesUtf8) {
 
 TEST(PerfScriptWriterTest, WritesAFile) {
   char path[] = "/tmp/perf_script_writer_test_XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
+  ASSERT_TRUE(base::UniqueFd(mkstemp(path)).valid());  // made, then closed
   ASSERT_TRUE(WritePerfScriptFile(MakeScriptProfile(), {}, path).ok());
   std::FILE* file = std::fopen(path, "r");
   ASSERT_NE(file, nullptr);

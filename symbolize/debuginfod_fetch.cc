@@ -122,10 +122,9 @@ absl::Status FetchFromDebuginfod(absl::string_view build_id, int fd, const Fetch
       client.get(), reinterpret_cast<const unsigned char*>(build_id.data()),
       static_cast<int>(build_id.size()), &path);
   ::free(path);
-  if (download.too_large) {
-    if (found >= 0) ::close(found);
-    return DebuginfodTooLarge();
-  }
+  // find_debuginfo returns an fd of ours, or -errno.
+  base::UniqueFd fetched(found >= 0 ? found : -1);
+  if (download.too_large) return DebuginfodTooLarge();
   if (found < 0) {
     const int error = -found;
     switch (error) {
@@ -140,7 +139,6 @@ absl::Status FetchFromDebuginfod(absl::string_view build_id, int fd, const Fetch
         return absl::UnavailableError(std::strerror(error));
     }
   }
-  base::UniqueFd fetched(found);
   return CopyAll(fetched.get(), fd, limits.max_bytes, bytes);
 }
 

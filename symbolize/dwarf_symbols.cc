@@ -9,21 +9,29 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/errno_status.h"
+#include "base/status_macros.h"
 #include "base/unique_fd.h"
 #include "symbolize/demangle.h"
-#include "symbolize/elf_symbols.h"
+#include "symbolize/elf_file.h"
 #include "symbolize/interval_sweep.h"
 
 namespace profcpu::symbolize {
 namespace {
 
 constexpr uint32_t kNoFunction = UINT32_MAX;
+
+struct DwarfEnder {
+  void operator()(Dwarf* dwarf) const { dwarf_end(dwarf); }
+};
+using DwarfPtr = std::unique_ptr<Dwarf, DwarfEnder>;
 
 // libdw (elfutils 0.188) takes strings from .debug_str and .debug_line_str
 // with strlen after checking only their offsets: a section whose last string
@@ -105,12 +113,9 @@ std::string FunctionName(Dwarf_Die* die) {
 
 class DwarfSymbols::Impl {
  public:
-  Impl(base::UniqueFd fd, Elf* elf, Dwarf* dwarf, std::string what, const DwarfLimits& limits)
-      : fd_(std::move(fd)), elf_(elf), dwarf_(dwarf), what_(std::move(what)), limits_(limits) {}
-  ~Impl() {
-    dwarf_end(dwarf_);
-    elf_end(elf_);
-  }
+  Impl(ElfFile file, DwarfPtr dwarf, std::string what, const DwarfLimits& limits)
+      : file_(std::move(file)), dwarf_(std::move(dwarf)), what_(std::move(what)),
+        limits_(limits) {}
 
   void IndexUnits() {
     Dwarf_CU* cu = nullptr;
@@ -119,7 +124,7 @@ class DwarfSymbols::Impl {
     uint8_t unit_type;
     Dwarf_Die cudie;
     Dwarf_Die subdie;
-    while (dwarf_get_units(dwarf_, cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
+    while (dwarf_get_units(dwarf_.get(), cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
       cu = next;
       if (unit_type != DW_UT_compile && unit_type != DW_UT_partial) continue;
       if (units_.size() >= limits_.max_units) {
@@ -308,7 +313,7 @@ class DwarfSymbols::Impl {
     auto [it, inserted] = unit->names.try_emplace(func);
     if (inserted) {
       Dwarf_Die die;
-      if (dwarf_offdie(dwarf_, unit->functions[func].die_offset, &die) != nullptr) {
+      if (dwarf_offdie(dwarf_.get(), unit->functions[func].die_offset, &die) != nullptr) {
         it->second = FunctionName(&die);
       }
     }
@@ -323,9 +328,8 @@ class DwarfSymbols::Impl {
     return name == nullptr ? "" : name;
   }
 
-  base::UniqueFd fd_;  // libelf reads from it lazily (ELF_C_READ)
-  Elf* elf_;
-  Dwarf* dwarf_;
+  ElfFile file_;    // dwarf_ reads from it: declared first, so it outlives dwarf_
+  DwarfPtr dwarf_;
   std::string what_;
   DwarfLimits limits_;
   std::vector<Unit> units_;
@@ -338,28 +342,19 @@ absl::StatusOr<std::unique_ptr<DwarfSymbols>> DwarfSymbols::FromFd(int fd, absl:
   if (!LibelfReady()) return absl::InternalError("libelf: elf_version failed");
   base::UniqueFd own(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
   if (!own.valid()) return base::ErrnoStatus(errno, absl::StrCat("dup fd of ", what));
-  Elf* elf = elf_begin(own.get(), ELF_C_READ, nullptr);
-  if (elf == nullptr) {
-    return absl::DataLossError(absl::StrCat("read ELF ", what, ": ", elf_errmsg(-1)));
-  }
-  if (elf_kind(elf) != ELF_K_ELF) {
-    elf_end(elf);
-    return absl::InvalidArgumentError(absl::StrCat(what, " is not an ELF file"));
-  }
+  PROFCPU_ASSIGN_OR_RETURN(ElfFile file, ElfFile::Open(std::move(own), what));
   // dwarf_begin_elf decompresses SHF_COMPRESSED and .zdebug sections itself.
-  Dwarf* dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
+  DwarfPtr dwarf(dwarf_begin_elf(file.get(), DWARF_C_READ, nullptr));
   if (dwarf == nullptr) {
     int error = dwarf_errno();
-    elf_end(elf);
     return absl::NotFoundError(absl::StrCat(what, " has no usable DWARF: ", dwarf_errmsg(error)));
   }
-  if (!StringSectionsAreTerminated(elf)) {
-    dwarf_end(dwarf);
-    elf_end(elf);
+  if (!StringSectionsAreTerminated(file.get())) {
     return absl::DataLossError(absl::StrCat(
         what, " has malformed DWARF string sections (a string runs off the end): DWARF not used"));
   }
-  auto impl = std::make_unique<Impl>(std::move(own), elf, dwarf, std::string(what), limits);
+  auto impl =
+      std::make_unique<Impl>(std::move(file), std::move(dwarf), std::string(what), limits);
   impl->IndexUnits();
   return std::unique_ptr<DwarfSymbols>(new DwarfSymbols(std::move(impl)));
 }

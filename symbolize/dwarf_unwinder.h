@@ -11,14 +11,11 @@
 // process's mappings at the sample's time, and the command saves what it
 // returns (unwound_stacks.h) so postprocess elsewhere replays the same chains.
 //
-// One libdwfl session per process (Dwfl), attached to a state whose
-// registers and memory are the current sample's: memory reads outside the
-// stack copy fail, which is where an unwind stops when the copy was too
-// short. Modules are reported as frames reach them, opened inside the
-// process's root (openat2 RESOLVE_IN_ROOT) with ELF_C_READ (no mmap of a file
-// the target could truncate); a separate debug file is read from a private
-// in-memory copy for the same reason. Sessions are capped (LRU) so that many
-// processes do not hold many file descriptors open.
+// One libdwfl session per process (dwfl_sessions.h: modules reported as
+// frames reach them, their files opened inside the process's root, sessions
+// capped), attached to a state whose registers and memory are the current
+// sample's: memory reads outside the stack copy fail, which is where an
+// unwind stops when the copy was too short.
 #ifndef PROFCPU_SYMBOLIZE_DWARF_UNWINDER_H_
 #define PROFCPU_SYMBOLIZE_DWARF_UNWINDER_H_
 

@@ -14,6 +14,7 @@
 #include "base/errno_status.h"
 #include "base/status_macros.h"
 #include "symbolize/demangle.h"
+#include "symbolize/elf_file.h"
 #include "symbolize/symbol_aliases.h"
 
 namespace profcpu::symbolize {
@@ -24,11 +25,6 @@ namespace {
 constexpr size_t kMaxProgramHeaders = 1 << 16;
 constexpr size_t kMaxSections = 1 << 20;
 constexpr uint64_t kMaxNoteBytes = 1 << 16;
-
-struct ElfDeleter {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
-using ElfPtr = std::unique_ptr<Elf, ElfDeleter>;
 
 // [offset, offset + size) lies inside a file of `file_size` bytes.
 bool InFile(uint64_t offset, uint64_t size, uint64_t file_size) {
@@ -48,11 +44,6 @@ struct Candidate {
 };
 
 }  // namespace
-
-bool LibelfReady() {
-  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
-  return ready;
-}
 
 class ElfSymbols::Loader {
  public:

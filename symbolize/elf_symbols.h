@@ -51,9 +51,6 @@ struct DebugLink {
   uint32_t crc = 0;
 };
 
-// libelf's one-time version handshake (elf_version); false if it refused.
-bool LibelfReady();
-
 // The link-time address of `file_offset` through the PT_LOAD that holds it,
 // executable segments first (with old linker layouts a page may be shared by
 // the end of one segment and the start of the next); nullopt when none does.

@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
+#include "symbolize/elf_file.h"
 
 namespace profcpu::symbolize::testing {
 namespace {
@@ -87,15 +89,13 @@ namespace {
 template <typename Fn>
 void WithElf(const std::string& path, Fn fn) {
   elf_version(EV_CURRENT);
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
     ADD_FAILURE() << "open " << path;
     return;
   }
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (elf != nullptr) fn(elf);
-  elf_end(elf);
-  close(fd);
+  ElfPtr elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  if (elf != nullptr) fn(elf.get());
 }
 
 }  // namespace

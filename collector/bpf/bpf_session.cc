@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "base/unique_fd.h"
 #include "collector/bpf/bpf_support.h"
 #include "collector/bpf/profcpu_bpf.skel.h"
 
@@ -216,32 +218,29 @@ absl::Status BpfSession::AttachScheduler() {
 
 absl::StatusOr<uint64_t> BpfSession::SnapshotBlockedThreads(const Sink& sink) {
   if (!can_snapshot_) return 0;
-  bpf_link* link = bpf_program__attach_iter(skeleton_->progs.snapshot_blocked, nullptr);
+  struct LinkDestroyer {
+    void operator()(bpf_link* link) const { bpf_link__destroy(link); }
+  };
+  // Declared before the iterator's fd, so destroyed after it.
+  std::unique_ptr<bpf_link, LinkDestroyer> link(
+      bpf_program__attach_iter(skeleton_->progs.snapshot_blocked, nullptr));
   if (link == nullptr) return Failure(errno, "attach the blocked-thread snapshot");
-  absl::Status status;
+  base::UniqueFd iter(bpf_iter_create(bpf_link__fd(link.get())));
+  if (!iter.valid()) return Failure(errno, "start the blocked-thread snapshot");
+  // Reading runs the program over the tasks; it writes a profcpu_blocked
+  // per thread it records, and each read returns with a buffer full.
   uint64_t bytes = 0;
-  const int fd = bpf_iter_create(bpf_link__fd(link));
-  if (fd < 0) {
-    status = Failure(errno, "start the blocked-thread snapshot");
-  } else {
-    // Reading runs the program over the tasks; it writes a profcpu_blocked
-    // per thread it records, and each read returns with a buffer full.
-    std::vector<char> buffer(64 * 1024);
-    while (true) {
-      const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-      if (got == 0) break;
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        status = Failure(errno, "run the blocked-thread snapshot");
-        break;
-      }
-      bytes += static_cast<uint64_t>(got);
-      DrainEvents(sink);
+  std::vector<char> buffer(64 * 1024);
+  while (true) {
+    const ssize_t got = ::read(iter.get(), buffer.data(), buffer.size());
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Failure(errno, "run the blocked-thread snapshot");
     }
-    ::close(fd);
+    bytes += static_cast<uint64_t>(got);
+    DrainEvents(sink);
   }
-  bpf_link__destroy(link);
-  if (!status.ok()) return status;
   return bytes / sizeof(profcpu_blocked);
 }
 
