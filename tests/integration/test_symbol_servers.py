@@ -229,6 +229,21 @@ class SymbolServerTest(unittest.TestCase):
 
     # --- the recording ------------------------------------------------------
 
+    def assert_replayed_once(self, run_dir):
+        """The fetched debug file renamed the frames: the recording was
+        replayed once, not again after the fetch."""
+        with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8", errors="replace") as f:
+            log = f.read()
+        # The log came in the archive: postprocess's lines follow its command line.
+        lines = log.splitlines()
+        starts = [i for i, line in enumerate(lines) if ": profcpu postprocess" in line]
+        self.assertTrue(starts, log)
+        own = lines[starts[-1]:]
+        self.assertTrue(any("naming frames again with the fetched debug files" in line
+                            for line in own), log)
+        replays = [line for line in own if "replayed " in line and " samples, " in line]
+        self.assertEqual(len(replays), 1, "\n".join(replays))
+
     def test_recorded_run_has_the_hot_function_unknown(self):
         self.assert_unknown(self.run_dir)
         by_module = t.read_metadata(self.run_dir)["symbols"]["unknown_frames_by_module"]
@@ -256,6 +271,7 @@ class SymbolServerTest(unittest.TestCase):
         self.assertIn(f"127.0.0.1:{servers.DEBUGINFOD_PORT}", entry["source"], entry)
         self.assert_cached(cache)
         self.assert_logged(laptop)
+        self.assert_replayed_once(laptop)
         self.assertIn(f"/buildid/{self.hex_id}/debuginfo", server.log_text())
         # Later, with no server at all: the cache names it.
         server.stop()
