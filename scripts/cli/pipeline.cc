@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "fold/dotnet_runtime_events.h"
 #include "fold/folded_writer.h"
 #include "fold/perf_script_writer.h"
 #include "fold/profile_builder.h"
@@ -19,10 +20,9 @@
 #include "render/flamegraph.h"
 #include "render/run_graph.h"
 #include "render/profile_page_writer.h"
-#include "scripts/cli/dotnet_code_names.h"
-#include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/output_dir.h"
 #include "scripts/cli/profile_page_output.h"
+#include "symbolize/dotnet_code_names.h"
 #include "symbolize/run_symbols.h"
 
 namespace profcpu::cli {
@@ -100,7 +100,7 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   // Recording -> normalized stacks and the locations to name (fold's replay,
   // which asks symbolize for JIT generations and unwound DWARF stacks).
   PROFCPU_ASSIGN_OR_RETURN(auto reader, recording::RecordingReader::Open(path(kRecordingFile)));
-  DotnetCodeNames dotnet_code(dir, log);
+  symbolize::DotnetCodeNames dotnet_code(dir, log);
   symbolize::RunSymbols symbols(
       {dir, options.files, options.symbol_dirs, options.strip_tiers, &dotnet_code}, log);
   PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built,
@@ -145,10 +145,10 @@ absl::StatusOr<PipelineResult> BuildOutputsOnce(const PipelineOptions& options,
   fold_options.keep_dotnet_tiers = fold_options.keep_anonymous_namespaces = true;
   // The .NET runtimes' events (dotnet/PID.nettrace): their GC pauses and
   // exceptions go on the time axis of perf_script.out and profile.html.
-  result.dotnet_events = ReadDotnetEvents(dir, log);
+  result.dotnet_events = fold::ReadDotnetEvents(dir, log);
   fold::PerfScriptWriteOptions script_options;
   script_options.header = fold::PerfScriptHeaderFor(summary);
-  script_options.events = PerfScriptEventsOf(result.dotnet_events);
+  script_options.events = fold::PerfScriptEventsOf(result.dotnet_events);
   // The outputs read the Profile only, so they are written side by side:
   // perf_script.out (the largest by far) and profile.html (its data is
   // deflated) each on a thread of their own, the folded stacks and the

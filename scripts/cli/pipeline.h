@@ -13,9 +13,9 @@
 
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
+#include "fold/dotnet_runtime_events.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
-#include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/run_outputs.h"
 #include "symbolize/symbol_fetcher.h"
 #include "symbolize/symbolizer.h"
@@ -53,7 +53,7 @@ struct PipelineResult {
   // The .NET runtimes' saved events (dotnet/PID.nettrace), read once: their
   // timeline went into perf_script.out and profile.html, their summaries go
   // into metadata.json and the closing line (FinishRun).
-  DotnetEventsOutput dotnet_events;
+  fold::DotnetEventsOutput dotnet_events;
   // Native modules with frames left unknown, with their build-ids (what
   // `profcpu symbols` fetches), and what fetching found (with -fetch).
   std::vector<symbolize::ModuleToFetch> unknown_modules;

@@ -4,6 +4,7 @@
 
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "render/dotnet_page_events.h"
 #include "render/profile_page_data.h"
 #include "render/profile_page_writer.h"
 #include "scripts/cli/version.h"
@@ -28,7 +29,7 @@ render::PageMeta MetaFor(const PageSource& source, uint64_t start_ns) {
     }
     meta.time_resolution_s = static_cast<double>(summary->header.counted_interval_ns) / 1e9;
   }
-  if (source.dotnet_events != nullptr) meta.events = PageEventsOf(*source.dotnet_events, start_ns);
+  if (source.dotnet_events != nullptr) meta.events = render::PageEventsOf(*source.dotnet_events, start_ns);
   return meta;
 }
 

@@ -7,11 +7,11 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "fold/dotnet_runtime_events.h"
 #include "fold/folded_writer.h"
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
 #include "render/flamegraph_options.h"
-#include "scripts/cli/dotnet_events_output.h"
 
 namespace profcpu::cli {
 
@@ -23,7 +23,7 @@ struct PageSource {
   render::FlameGraphOptions graph;    // title, palette, cool subtree
   uint64_t start_ns = 0;              // time 0 when there is no summary
   // The .NET runtimes' events for the events lane; may be null.
-  const DotnetEventsOutput* dotnet_events = nullptr;
+  const fold::DotnetEventsOutput* dotnet_events = nullptr;
 };
 
 // Writes the page to `path`.
