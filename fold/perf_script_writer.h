@@ -38,7 +38,7 @@ struct PerfScriptHeader {
 };
 
 // A runtime's event beside the samples (a .NET GC pause or burst of
-// exceptions, collector/dotnet/dotnet_events_summary.h): a record of one
+// exceptions, fold/dotnet_events_summary.h): a record of one
 // frame naming it, at its time among the samples, with its own event name
 // ("dotnet:gc"): FlameScope shows it in its time range (one sample of the
 // frame), PerfView as the frame "dotnet-events!.NET ..." in its process (the

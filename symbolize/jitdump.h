@@ -62,7 +62,7 @@ struct JitdumpStats {
 };
 
 // A piece of JIT code known from elsewhere than a jitdump file (a .NET
-// runtime's method load events, collector/dotnet/managed_code_events.h): live
+// runtime's method load events, symbolize/managed_code_events.h): live
 // from `load_ns` (0: before anything was recorded) until `unload_ns`.
 struct TimedJitCode {
   uint64_t start = 0;

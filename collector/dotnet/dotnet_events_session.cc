@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "collector/dotnet/diagnostics_client.h"
-#include "collector/dotnet/nettrace_reader.h"
+#include "nettrace/runtime_events.h"
 
 namespace profcpu::collector::dotnet {
 namespace {
@@ -29,7 +29,7 @@ uint64_t EventsClockNs() {
 EventPipeConfig DotnetEventsConfig(uint64_t max_bytes) {
   EventPipeConfig config;
   config.providers.push_back(
-      {std::string(kDotNetRuntimeProvider), kDotnetEventsKeywords, kDotnetEventsLevel, ""});
+      {std::string(nettrace::kDotNetRuntimeProvider), kDotnetEventsKeywords, kDotnetEventsLevel, ""});
   config.max_bytes = max_bytes;
   // At the session's end the runtime lists every method whose code is still
   // loaded (MethodDCEndVerbose) and every module (ModuleDCEnd): the names of

@@ -31,9 +31,11 @@
 #include "collector/dotnet/diagnostics_client.h"
 #include "collector/dotnet/dotnet_events_session.h"
 #include "collector/dotnet/eventpipe_session.h"
-#include "collector/dotnet/nettrace_reader.h"
+#include "nettrace/reader.h"
+#include "nettrace/runtime_events.h"
 
 namespace dotnet = profcpu::collector::dotnet;
+namespace nettrace = profcpu::nettrace;
 
 namespace {
 
@@ -43,8 +45,8 @@ int Summarize(const std::string& path) {
     std::printf("error %s\n", std::string(fd.status().message()).c_str());
     return 1;
   }
-  dotnet::NettraceFdSource source(fd->get());
-  dotnet::NettraceReader reader(&source);
+  nettrace::NettraceFdSource source(fd->get());
+  nettrace::NettraceReader reader(&source);
   if (absl::Status s = reader.ReadHeader(); !s.ok()) {
     std::printf("error %s\n", std::string(s.message()).c_str());
     return 1;
@@ -62,68 +64,68 @@ int Summarize(const std::string& path) {
   std::string method_example;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
   std::string first_decode_error;
-  dotnet::NettraceEvent e;
+  nettrace::NettraceEvent e;
   absl::StatusOr<bool> more;
   while ((more = reader.Next(&e)).ok() && *more) {
     const auto& m = *e.metadata;
     ++events[{m.provider, m.event_id, m.version}];
     first_ts = std::min(first_ts, e.timestamp);
     last_ts = std::max(last_ts, e.timestamp);
-    if (m.provider != dotnet::kDotNetRuntimeProvider) continue;
+    if (m.provider != nettrace::kDotNetRuntimeProvider) continue;
     absl::Status decoded;
-    switch (static_cast<dotnet::RuntimeEventId>(m.event_id)) {
-      case dotnet::RuntimeEventId::kGcStart: {
-        auto gc = dotnet::DecodeGcStart(e.payload, m.version);
+    switch (static_cast<nettrace::RuntimeEventId>(m.event_id)) {
+      case nettrace::RuntimeEventId::kGcStart: {
+        auto gc = nettrace::DecodeGcStart(e.payload, m.version);
         decoded = gc.status();
         if (gc.ok() && gc->reason == 1) ++gc_induced;
         break;
       }
-      case dotnet::RuntimeEventId::kGcEnd:
-        decoded = dotnet::DecodeGcEnd(e.payload, m.version).status();
+      case nettrace::RuntimeEventId::kGcEnd:
+        decoded = nettrace::DecodeGcEnd(e.payload, m.version).status();
         ++gc_end;
         break;
-      case dotnet::RuntimeEventId::kGcSuspendEeBegin:
-        decoded = dotnet::DecodeGcSuspendEeBegin(e.payload, m.version).status();
+      case nettrace::RuntimeEventId::kGcSuspendEeBegin:
+        decoded = nettrace::DecodeGcSuspendEeBegin(e.payload, m.version).status();
         ++suspend;
         break;
-      case dotnet::RuntimeEventId::kGcRestartEeEnd:
+      case nettrace::RuntimeEventId::kGcRestartEeEnd:
         ++restart;
         break;
-      case dotnet::RuntimeEventId::kGcHeapStats:
-        decoded = dotnet::DecodeGcHeapStats(e.payload, m.version).status();
+      case nettrace::RuntimeEventId::kGcHeapStats:
+        decoded = nettrace::DecodeGcHeapStats(e.payload, m.version).status();
         ++heap_stats;
         break;
-      case dotnet::RuntimeEventId::kExceptionThrown: {
-        auto ex = dotnet::DecodeExceptionThrown(e.payload, m.version, t.pointer_size);
+      case nettrace::RuntimeEventId::kExceptionThrown: {
+        auto ex = nettrace::DecodeExceptionThrown(e.payload, m.version, t.pointer_size);
         decoded = ex.status();
         if (ex.ok()) ++exceptions[ex->type];
         break;
       }
-      case dotnet::RuntimeEventId::kThreadPoolWorkerThreadStart:
-      case dotnet::RuntimeEventId::kThreadPoolWorkerThreadStop: {
-        auto w = dotnet::DecodeThreadPoolWorkerThread(e.payload, m.version);
+      case nettrace::RuntimeEventId::kThreadPoolWorkerThreadStart:
+      case nettrace::RuntimeEventId::kThreadPoolWorkerThreadStop: {
+        auto w = nettrace::DecodeThreadPoolWorkerThread(e.payload, m.version);
         decoded = w.status();
         if (w.ok() && m.event_id == 50) ++pool_thread_start;
         break;
       }
-      case dotnet::RuntimeEventId::kThreadPoolWorkerThreadAdjustmentAdjustment: {
-        auto a = dotnet::DecodeThreadPoolAdjustment(e.payload, m.version);
+      case nettrace::RuntimeEventId::kThreadPoolWorkerThreadAdjustmentAdjustment: {
+        auto a = nettrace::DecodeThreadPoolAdjustment(e.payload, m.version);
         decoded = a.status();
         if (a.ok() && a->reason == 6) ++pool_starvation;
         if (a.ok()) ++pool_adjustment;
         break;
       }
-      case dotnet::RuntimeEventId::kContentionStart:
-        decoded = dotnet::DecodeContentionStart(e.payload, m.version, t.pointer_size).status();
+      case nettrace::RuntimeEventId::kContentionStart:
+        decoded = nettrace::DecodeContentionStart(e.payload, m.version, t.pointer_size).status();
         break;
-      case dotnet::RuntimeEventId::kContentionStop: {
-        auto c = dotnet::DecodeContentionStop(e.payload, m.version);
+      case nettrace::RuntimeEventId::kContentionStop: {
+        auto c = nettrace::DecodeContentionStop(e.payload, m.version);
         decoded = c.status();
         if (c.ok()) ++contention_stop;
         break;
       }
-      case dotnet::RuntimeEventId::kMethodLoadVerbose: {
-        auto method = dotnet::DecodeMethodLoadVerbose(e.payload, m.version);
+      case nettrace::RuntimeEventId::kMethodLoadVerbose: {
+        auto method = nettrace::DecodeMethodLoadVerbose(e.payload, m.version);
         decoded = method.status();
         if (method.ok() && !method->name.empty()) ++method_verbose;
         if (method.ok() && absl::StartsWith(method->name, "EventsAppDynamic")) {
@@ -135,8 +137,8 @@ int Summarize(const std::string& path) {
         }
         break;
       }
-      case dotnet::RuntimeEventId::kMethodJittingStarted: {
-        auto method = dotnet::DecodeMethodJittingStarted(e.payload, m.version);
+      case nettrace::RuntimeEventId::kMethodJittingStarted: {
+        auto method = nettrace::DecodeMethodJittingStarted(e.payload, m.version);
         decoded = method.status();
         if (method.ok() && !method->name.empty()) ++jitting;
         if (method.ok() && absl::StartsWith(method->name, "EventsAppDynamic")) ++dynamic_jitting;
@@ -198,7 +200,7 @@ int Record(pid_t pid, double seconds, const std::string& path, uint32_t level,
   }
   dotnet::EventPipeConfig config;
   config.providers.push_back(
-      {std::string(dotnet::kDotNetRuntimeProvider), keywords, level, ""});
+      {std::string(nettrace::kDotNetRuntimeProvider), keywords, level, ""});
   auto session = dotnet::EventPipeSession::Start(*target, config);
   if (!session.ok()) {
     std::printf("error %s\n", std::string(session.status().message()).c_str());

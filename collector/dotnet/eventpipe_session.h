@@ -2,7 +2,7 @@
 // (dotnet/diagnostics documentation/design-docs/ipc-protocol.md, command set
 // 0x02): CollectTracing3 (or CollectTracing2 on runtimes before .NET 8) starts
 // a session whose connection then carries the NetTrace stream
-// (nettrace_reader.h); StopTracing, on a second connection, ends it and the
+// (nettrace/reader.h); StopTracing, on a second connection, ends it and the
 // runtime flushes, writes the end-of-stream tag and closes the first.
 #ifndef PROFCPU_COLLECTOR_DOTNET_EVENTPIPE_SESSION_H_
 #define PROFCPU_COLLECTOR_DOTNET_EVENTPIPE_SESSION_H_

@@ -18,6 +18,7 @@
 #include "base/file_io.h"
 #include "base/rooted_open.h"
 #include "base/unique_fd.h"
+#include "base/utf16.h"
 #include "collector/dotnet/ipc_protocol.h"
 #include "gtest/gtest.h"
 
@@ -160,7 +161,7 @@ TEST(EventPipeSessionTest, EncodesCollectTracing) {
   EXPECT_EQ(r.U32(), 3u);   // "My"
   for (int i = 0; i < 3; ++i) r.U16();
   EXPECT_EQ(r.U32(), 4u);   // "a=b"
-  EXPECT_EQ(Utf16LeToUtf8(p3.substr(p3.size() - 8, 6)), "a=b");
+  EXPECT_EQ(base::Utf16LeToUtf8(p3.substr(p3.size() - 8, 6)), "a=b");
   EXPECT_TRUE(r.ok());
 }
 

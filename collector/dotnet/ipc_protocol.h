@@ -60,9 +60,6 @@ absl::StatusOr<ProcessInfo2> DecodeProcessInfo2(absl::string_view payload);
 // The HRESULT an OK or error reply carries.
 absl::StatusOr<uint32_t> DecodeHresult(absl::string_view payload);
 
-// UTF-16LE to UTF-8; unpaired surrogates become U+FFFD.
-std::string Utf16LeToUtf8(absl::string_view utf16);
-
 }  // namespace profcpu::collector::dotnet
 
 #endif  // PROFCPU_COLLECTOR_DOTNET_IPC_PROTOCOL_H_

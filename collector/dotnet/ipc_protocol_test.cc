@@ -67,13 +67,6 @@ TEST(IpcProtocolTest, HostileRepliesAreErrors) {
   EXPECT_FALSE(DecodeHresult("ab").ok());
 }
 
-TEST(IpcProtocolTest, Utf16WithSurrogates) {
-  std::string pair("\x3d\xd8\x00\xde", 4);  // U+1F600
-  EXPECT_EQ(Utf16LeToUtf8(pair), "\xf0\x9f\x98\x80");
-  std::string lone("\x00\xd8", 2);
-  EXPECT_EQ(Utf16LeToUtf8(lone), "\xef\xbf\xbd");
-}
-
 TEST(DiagnosticsClientTest, ADeadOrZombiePidIsSaidByName) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);

@@ -5,14 +5,14 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "archive/archive.h"
+#include "archive/run_archive.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "fold/dotnet_runtime_events.h"
 #include "render/profile_page_writer.h"
-#include "archive/archive.h"
-#include "scripts/cli/dotnet_events_output.h"
 #include "scripts/cli/metadata.h"
 #include "scripts/cli/output_dir.h"
-#include "archive/run_archive.h"
 
 namespace profcpu::cli {
 
@@ -20,9 +20,9 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
                                       bool write_archive, base::RunLog* log) {
   std::string summary = fold::SummaryLine(result.summary, result.unknown_frames);
   // The .NET runtime's events, as the pipeline read them from the saved streams.
-  const DotnetEventsOutput& dotnet_events = result.dotnet_events;
+  const fold::DotnetEventsOutput& dotnet_events = result.dotnet_events;
   if (!dotnet_events.summaries.empty()) {
-    absl::StrAppend(&summary, "; .NET: ", DotnetEventsHeadlines(dotnet_events));
+    absl::StrAppend(&summary, "; .NET: ", fold::DotnetEventsHeadlines(dotnet_events));
   }
   log->Info(summary);
   std::vector<std::string> files = {kFlameGraphFile, kFoldedFile,  kPerfScriptFile,

@@ -9,7 +9,7 @@
 namespace profcpu::cli {
 namespace {
 
-nlohmann::ordered_json DotnetEventsJson(const collector::dotnet::DotnetEventsSummary& s) {
+nlohmann::ordered_json DotnetEventsJson(const fold::DotnetEventsSummary& s) {
   nlohmann::ordered_json by_reason = nlohmann::ordered_json::object();
   for (const auto& [reason, n] : s.gc.by_reason) by_reason[reason] = n;
   nlohmann::ordered_json by_type = nlohmann::ordered_json::object();

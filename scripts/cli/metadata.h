@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/dotnet/dotnet_events_summary.h"
+#include "fold/dotnet_events_summary.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
 #include "symbolize/symbol_fetcher.h"
@@ -22,7 +22,7 @@ struct RunFacts {
   std::vector<std::string> warnings;
   std::vector<std::string> files;
   // One per saved dotnet/PID.nettrace; none: no "dotnet_events" key.
-  const std::vector<collector::dotnet::DotnetEventsSummary>* dotnet_events = nullptr;
+  const std::vector<fold::DotnetEventsSummary>* dotnet_events = nullptr;
   // Native modules with unknown frames (symbols.unknown_native_modules), and
   // what fetching their debug files found ("symbol_fetch"; none: no key).
   const std::vector<symbolize::ModuleToFetch>* unknown_modules = nullptr;

@@ -6,12 +6,14 @@
 #include "base/stage_times.h"
 #include "base/status_macros.h"
 #include "fold/dotnet_osr_replay.h"
+#include "fold/dotnet_runtime_events.h"
 #include "fold/profile_builder.h"
 #include "fold/profile_shaping.h"
 #include "recording/recording_reader.h"
 #include "recording/run_folder.h"
-#include "scripts/cli/dotnet_code_names.h"
+#include "render/dotnet_page_events.h"
 #include "scripts/cli/version.h"
+#include "symbolize/dotnet_code_names.h"
 #include "symbolize/run_symbols.h"
 
 namespace profcpu::cli {
@@ -44,7 +46,7 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   // which asks symbolize for JIT generations and unwound DWARF stacks).
   PROFCPU_ASSIGN_OR_RETURN(auto reader, recording::RecordingReader::Open(
                                             absl::StrCat(dir, "/", recording::kRecordingFile)));
-  DotnetCodeNames dotnet_code(dir, log);
+  symbolize::DotnetCodeNames dotnet_code(dir, log);
   symbolize::RunSymbols symbols(
       {dir, options.files, options.symbol_dirs, options.strip_tiers, &dotnet_code}, log);
   PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built,
@@ -91,13 +93,13 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
 
   // -> the outputs, with the .NET runtimes' events (dotnet/PID.nettrace) on
   // the time axis of perf_script.out and profile.html.
-  result.dotnet_events = ReadDotnetEvents(dir, log);
+  result.dotnet_events = fold::ReadDotnetEvents(dir, log);
   render::RunOutputsInput input;
   input.dir = dir;
   input.summary = &summary;
   input.profile = &profile;
-  input.script_events = PerfScriptEventsOf(result.dotnet_events);
-  input.page_events = PageEventsOf(result.dotnet_events, summary.header.start_time_ns);
+  input.script_events = fold::PerfScriptEventsOf(result.dotnet_events);
+  input.page_events = render::PageEventsOf(result.dotnet_events, summary.header.start_time_ns);
   input.generator = absl::StrCat("profcpu ", kProfcpuVersion);
   PROFCPU_ASSIGN_OR_RETURN(render::WrittenOutputs written,
                            render::WriteRunOutputs(input, options.outputs, &times, log));

@@ -14,11 +14,11 @@
 
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
+#include "fold/dotnet_runtime_events.h"
 #include "fold/profile_filter.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
 #include "render/run_outputs.h"
-#include "scripts/cli/dotnet_events_output.h"
 #include "symbolize/process_files.h"
 #include "symbolize/symbol_fetcher.h"
 #include "symbolize/symbolize_stats.h"
@@ -60,7 +60,7 @@ struct PipelineResult {
   // The .NET runtimes' saved events (dotnet/PID.nettrace), read once: their
   // timeline went into perf_script.out and profile.html, their summaries go
   // into metadata.json and the closing line (FinishRun).
-  DotnetEventsOutput dotnet_events;
+  fold::DotnetEventsOutput dotnet_events;
   // Native modules with frames left unknown, with their build-ids (what
   // `profcpu symbols` fetches), and what fetching found (with -fetch).
   std::vector<symbolize::ModuleToFetch> unknown_modules;

@@ -2,6 +2,7 @@
 // The socket is in the target's /tmp: whatever answers may be hostile. Decoding
 // is total, and every string decoded from UTF-16 is valid UTF-8 (it ends up in
 // metadata.json and the log).
+#include "base/utf16.h"
 #include "collector/dotnet/ipc_protocol.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -46,6 +47,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Check(IsValidUtf8(*s), "a decoded ProcessInfo2 string is not valid UTF-8");
     }
   }
-  Check(IsValidUtf8(dotnet::Utf16LeToUtf8(bytes)), "Utf16LeToUtf8 produced invalid UTF-8");
+  Check(IsValidUtf8(profcpu::base::Utf16LeToUtf8(bytes)), "Utf16LeToUtf8 produced invalid UTF-8");
   return 0;
 }

@@ -1,4 +1,4 @@
-// The NetTrace stream of an EventPipe session (collector/dotnet/nettrace_reader.h).
+// The NetTrace stream of an EventPipe session (nettrace/reader.h).
 // It comes from the profiled process: hostile. Reading is total and bounded;
 // the same bytes read whole, a few bytes at a time and from a file give the
 // same events and the same error; every error names an offset; every event
@@ -12,18 +12,21 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "collector/dotnet/dotnet_events_summary.h"
-#include "collector/dotnet/managed_code_events.h"
-#include "collector/dotnet/nettrace_reader.h"
+#include "fold/dotnet_events_summary.h"
+#include "nettrace/reader.h"
+#include "nettrace/runtime_events.h"
+#include "symbolize/managed_code_events.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;
-namespace dotnet = profcpu::collector::dotnet;
+namespace fold = profcpu::fold;
+namespace nettrace = profcpu::nettrace;
+namespace symbolize = profcpu::symbolize;
 
 namespace {
 
 // Hands out at most 3 bytes per read: blocks arrive in pieces, as from a socket.
-class TrickleSource : public dotnet::NettraceSource {
+class TrickleSource : public nettrace::NettraceSource {
  public:
   explicit TrickleSource(absl::string_view bytes) : bytes_(bytes) {}
   absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
@@ -43,26 +46,26 @@ struct Seen {
   uint64_t end_offset = 0;
 };
 
-void DecodeAll(const dotnet::NettraceEvent& e, int32_t pointer_size) {
+void DecodeAll(const nettrace::NettraceEvent& e, int32_t pointer_size) {
   const uint32_t v = e.metadata->version;
-  (void)dotnet::DecodeGcStart(e.payload, v);
-  (void)dotnet::DecodeGcEnd(e.payload, v);
-  (void)dotnet::DecodeGcSuspendEeBegin(e.payload, v);
-  (void)dotnet::DecodeGcHeapStats(e.payload, v);
-  (void)dotnet::DecodeExceptionThrown(e.payload, v, pointer_size);
-  (void)dotnet::DecodeContentionStart(e.payload, v, pointer_size);
-  (void)dotnet::DecodeContentionStop(e.payload, v);
-  (void)dotnet::DecodeMethodLoadVerbose(e.payload, v);
-  (void)dotnet::DecodeMethodJittingStarted(e.payload, v);
-  (void)dotnet::DecodeThreadPoolWorkerThread(e.payload, v);
-  (void)dotnet::DecodeThreadPoolAdjustment(e.payload, v);
-  (void)dotnet::DecodeModuleLoad(e.payload, v);
+  (void)nettrace::DecodeGcStart(e.payload, v);
+  (void)nettrace::DecodeGcEnd(e.payload, v);
+  (void)nettrace::DecodeGcSuspendEeBegin(e.payload, v);
+  (void)nettrace::DecodeGcHeapStats(e.payload, v);
+  (void)nettrace::DecodeExceptionThrown(e.payload, v, pointer_size);
+  (void)nettrace::DecodeContentionStart(e.payload, v, pointer_size);
+  (void)nettrace::DecodeContentionStop(e.payload, v);
+  (void)nettrace::DecodeMethodLoadVerbose(e.payload, v);
+  (void)nettrace::DecodeMethodJittingStarted(e.payload, v);
+  (void)nettrace::DecodeThreadPoolWorkerThread(e.payload, v);
+  (void)nettrace::DecodeThreadPoolAdjustment(e.payload, v);
+  (void)nettrace::DecodeModuleLoad(e.payload, v);
 }
 
-Seen ReadWith(dotnet::NettraceSource* source, size_t size, bool decode) {
+Seen ReadWith(nettrace::NettraceSource* source, size_t size, bool decode) {
   Seen seen;
-  dotnet::NettraceReader reader(source);
-  dotnet::NettraceEvent e;
+  nettrace::NettraceReader reader(source);
+  nettrace::NettraceEvent e;
   while (true) {
     auto more = reader.Next(&e);
     if (!more.ok()) {
@@ -95,20 +98,20 @@ Seen ReadWith(dotnet::NettraceSource* source, size_t size, bool decode) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view bytes = profcpu::fuzz::AsText(data, size);
-  dotnet::NettraceStringSource whole(bytes);
+  nettrace::NettraceStringSource whole(bytes);
   Seen a = ReadWith(&whole, size, /*decode=*/true);
   TrickleSource trickle(bytes);
   Seen b = ReadWith(&trickle, size, /*decode=*/false);
   Check(a.events == b.events && a.status == b.status && a.end_offset == b.end_offset,
         "reading whole and a few bytes at a time disagree");
   profcpu::fuzz::MemFile file(bytes);
-  dotnet::NettraceFdSource fd_source(file.fd());
+  nettrace::NettraceFdSource fd_source(file.fd());
   Seen c = ReadWith(&fd_source, size, /*decode=*/false);
   Check(a.events == c.events && a.status == c.status, "reading a string and a file disagree");
   // The managed code history (names for the symbolizer) from the same bytes:
   // every range it keeps is non-empty and opens before it closes.
-  dotnet::NettraceStringSource again(bytes);
-  auto code = dotnet::ReadManagedCode(&again);
+  nettrace::NettraceStringSource again(bytes);
+  auto code = symbolize::ReadManagedCode(&again);
   if (code.ok()) {
     Check(code->methods.size() <= size, "more methods than input bytes");
     for (const auto& m : code->methods) {
@@ -118,10 +121,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // The summary and its timeline (the events lane, perf_script.out's runtime
   // events): bounded, in time order.
-  dotnet::DotnetEventsSummary summary;
-  Check(dotnet::SummarizeDotnetEvents(file.path(), 1, &summary).ok(),
+  fold::DotnetEventsSummary summary;
+  Check(fold::SummarizeDotnetEvents(file.path(), 1, &summary).ok(),
         "a summary of a readable file failed");
-  Check(summary.timeline.size() <= dotnet::kMaxTimelineEvents, "an unbounded timeline");
+  Check(summary.timeline.size() <= fold::kMaxTimelineEvents, "an unbounded timeline");
   Check(summary.timeline.size() <= size, "more timeline events than input bytes");
   for (size_t i = 1; i < summary.timeline.size(); ++i) {
     Check(summary.timeline[i - 1].start_ns <= summary.timeline[i].start_ns,

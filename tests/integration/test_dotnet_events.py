@@ -1,7 +1,7 @@
 """collect and record save each .NET process's runtime events over EventPipe
 (dotnet/PID.nettrace, collector/dotnet/dotnet_events_session.h) and
 summarize them in metadata.json "dotnet_events" and the closing line
-(dotnet_events_summary.h). The app (tests/dotnet/EventsApp, built at test
+(fold/dotnet_events_summary.h). The app (tests/dotnet/EventsApp, built at test
 time) induces a GC and throws a TestException RATE times a second while two
 threads fight over a lock; the counts over the session's window must match
 those rates within 15%."""
@@ -351,7 +351,7 @@ def flame_graph_name(name):
 class DotnetEventNamesTest(unittest.TestCase):
     """Managed frames named from the runtime's method events (MethodLoadVerbose
     during the session, the rundown's MethodDCEndVerbose at its end) when the
-    target wrote no perf map: collector/dotnet/managed_code_events.h."""
+    target wrote no perf map: symbolize/managed_code_events.h."""
 
     def setUp(self):
         self.tmp = t.TempDir()

@@ -1,5 +1,5 @@
 """An EventPipe session on a live .NET app (collector/dotnet/eventpipe_session.h)
-and the nettrace reader on what it saved (nettrace_reader.h), through the
+and the nettrace reader on what it saved (nettrace/reader.h), through the
 eventpipe_record test tool. The app (tests/dotnet/EventsApp, built at test
 time) induces a GC and throws and catches an exception RATE times a second;
 the counts the reader finds over a few seconds must match, and match what

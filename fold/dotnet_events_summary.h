@@ -2,8 +2,8 @@
 // process: GC counts and pauses, exceptions by type, lock contention, JIT
 // and thread-pool activity. Computed from the file alone, so postprocess of
 // an archive elsewhere gives the same numbers (metadata.json "dotnet_events").
-#ifndef PROFCPU_COLLECTOR_DOTNET_DOTNET_EVENTS_SUMMARY_H_
-#define PROFCPU_COLLECTOR_DOTNET_DOTNET_EVENTS_SUMMARY_H_
+#ifndef PROFCPU_FOLD_DOTNET_EVENTS_SUMMARY_H_
+#define PROFCPU_FOLD_DOTNET_EVENTS_SUMMARY_H_
 
 #include <cstdint>
 #include <map>
@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace profcpu::collector::dotnet {
+namespace profcpu::fold {
 
 struct DotnetEventsSummary {
   uint32_t pid = 0;  // as profcpu saw it (the file's name)
@@ -88,6 +88,6 @@ std::string GcReasonName(uint32_t reason);
 // "38 GCs, 412 ms paused (4.1%), 2,110 exceptions (mostly System.X)".
 std::string DotnetEventsHeadline(const DotnetEventsSummary& summary);
 
-}  // namespace profcpu::collector::dotnet
+}  // namespace profcpu::fold
 
-#endif  // PROFCPU_COLLECTOR_DOTNET_DOTNET_EVENTS_SUMMARY_H_
+#endif  // PROFCPU_FOLD_DOTNET_EVENTS_SUMMARY_H_

@@ -1,9 +1,11 @@
-#include "collector/dotnet/managed_code_events.h"
+#include "symbolize/managed_code_events.h"
 
 #include "gtest/gtest.h"
 
-namespace profcpu::collector::dotnet {
+namespace profcpu::symbolize {
 namespace {
+
+using nettrace::MethodEvent;
 
 MethodEvent Method(std::string type, std::string name, std::string signature, uint32_t tier) {
   MethodEvent e;
@@ -44,4 +46,4 @@ TEST(PerfMapStyleNameTest, ArgumentsUseThePerfMapKeywords) {
 }
 
 }  // namespace
-}  // namespace profcpu::collector::dotnet
+}  // namespace profcpu::symbolize

@@ -1,23 +1,22 @@
-#include "scripts/cli/dotnet_code_names.h"
+#include "symbolize/dotnet_code_names.h"
 
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/file_io.h"
-#include "collector/dotnet/managed_code_events.h"
+#include "nettrace/source.h"
 #include "recording/run_folder.h"
+#include "symbolize/managed_code_events.h"
 
-namespace profcpu::cli {
+namespace profcpu::symbolize {
 
-std::unique_ptr<symbolize::Jitdump> DotnetCodeNames::CodeOf(uint32_t pid,
-                                                            std::string* described) {
+std::unique_ptr<Jitdump> DotnetCodeNames::CodeOf(uint32_t pid, std::string* described) {
   const std::string relative = absl::StrCat(recording::kDotnetEventsDir, "/", pid, ".nettrace");
   absl::StatusOr<base::UniqueFd> fd = base::OpenReadOnly(absl::StrCat(run_dir_, "/", relative));
   if (!fd.ok()) return nullptr;  // not a .NET process, or -dotnet-events off
-  collector::dotnet::NettraceFdSource source(fd->get());
-  absl::StatusOr<collector::dotnet::ManagedCodeHistory> history =
-      collector::dotnet::ReadManagedCode(&source);
+  nettrace::NettraceFdSource source(fd->get());
+  absl::StatusOr<ManagedCodeHistory> history = ReadManagedCode(&source);
   if (!history.ok()) {
     log_->Warn(absl::StrCat("cannot name pid ", pid, "'s JIT code from ", relative, ": ",
                             history.status().message()));
@@ -37,14 +36,14 @@ std::unique_ptr<symbolize::Jitdump> DotnetCodeNames::CodeOf(uint32_t pid,
     log_->Info(absl::StrCat(relative, " has no rundown: only code compiled during the session "
                             "is named from it"));
   }
-  std::vector<symbolize::TimedJitCode> code;
+  std::vector<TimedJitCode> code;
   code.reserve(history->methods.size());
-  for (collector::dotnet::ManagedMethodCode& m : history->methods) {
+  for (ManagedMethodCode& m : history->methods) {
     code.push_back({m.start, m.size, m.load_ns, m.unload_ns, std::move(m.name)});
   }
   *described = absl::StrCat(relative, " (", history->loads, " methods loaded during the session, ",
                             history->rundown, " before it)");
-  return std::make_unique<symbolize::Jitdump>(symbolize::Jitdump::FromCode(std::move(code)));
+  return std::make_unique<Jitdump>(Jitdump::FromCode(std::move(code)));
 }
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::symbolize

@@ -1,15 +1,15 @@
-#include "collector/dotnet/dotnet_events_summary.h"
+#include "fold/dotnet_events_summary.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "base/byte_io.h"
 #include "base/file_io.h"
-#include "collector/dotnet/nettrace_reader.h"
-#include "collector/dotnet/nettrace_test_writer.h"
+#include "nettrace/runtime_events.h"
+#include "nettrace/test_writer.h"
 #include "gtest/gtest.h"
 
-namespace profcpu::collector::dotnet {
+namespace profcpu::fold {
 namespace {
 
 TEST(DotnetEventsHeadlineTest, CountsPausesShareAndTheMostThrownType) {
@@ -59,12 +59,13 @@ TEST(SummarizeDotnetEventsTest, AFileThatIsNotNettraceGivesAReadError) {
   EXPECT_EQ(s.events, 0u);
 }
 
-using testing_nettrace::BlockHeader;
-using testing_nettrace::CompressedBlob;
-using testing_nettrace::ExceptionPayload;
-using testing_nettrace::GcStartPayload;
-using testing_nettrace::MetadataPayload;
-using testing_nettrace::Writer;
+using nettrace::kDotNetRuntimeProvider;
+using nettrace::testing_nettrace::BlockHeader;
+using nettrace::testing_nettrace::CompressedBlob;
+using nettrace::testing_nettrace::ExceptionPayload;
+using nettrace::testing_nettrace::GcStartPayload;
+using nettrace::testing_nettrace::MetadataPayload;
+using nettrace::testing_nettrace::Writer;
 
 // A GC's suspension (gen2, induced) and four exceptions: three within 10 ms
 // of each other, one 50 ms later. Times in ns (the stream's frequency).
@@ -127,4 +128,4 @@ TEST(SummarizeDotnetEventsTest, TheTimelineHoldsEachPauseAndEachBurstOfException
 }
 
 }  // namespace
-}  // namespace profcpu::collector::dotnet
+}  // namespace profcpu::fold

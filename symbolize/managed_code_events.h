@@ -16,10 +16,10 @@
 // [OptimizedTier1]", perfmap.cpp), so a flame graph reads the same with
 // either source.
 //
-// The stream comes from the target: the reader is bounded (nettrace_reader.h)
+// The stream comes from the target: the reader is bounded (nettrace/reader.h)
 // and so is what is kept here (ManagedCodeLimits).
-#ifndef PROFCPU_COLLECTOR_DOTNET_MANAGED_CODE_EVENTS_H_
-#define PROFCPU_COLLECTOR_DOTNET_MANAGED_CODE_EVENTS_H_
+#ifndef PROFCPU_SYMBOLIZE_MANAGED_CODE_EVENTS_H_
+#define PROFCPU_SYMBOLIZE_MANAGED_CODE_EVENTS_H_
 
 #include <cstdint>
 #include <string>
@@ -28,9 +28,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "collector/dotnet/nettrace_reader.h"
+#include "nettrace/runtime_events.h"
+#include "nettrace/source.h"
 
-namespace profcpu::collector::dotnet {
+namespace profcpu::symbolize {
 
 struct ManagedCodeLimits {
   size_t max_methods = 4'000'000;
@@ -59,14 +60,14 @@ struct ManagedCodeHistory {
 };
 
 // Reads the whole stream. Fails only when it is not a NetTrace stream at all.
-absl::StatusOr<ManagedCodeHistory> ReadManagedCode(NettraceSource* source,
+absl::StatusOr<ManagedCodeHistory> ReadManagedCode(nettrace::NettraceSource* source,
                                                    const ManagedCodeLimits& limits = {});
 
 // A method's name as the runtime's perf map writes it, from its event's
 // fields and its module's file path (the module's simple name is the file's
 // name without .dll/.exe).
-std::string PerfMapStyleName(const MethodEvent& method, absl::string_view module_path);
+std::string PerfMapStyleName(const nettrace::MethodEvent& method, absl::string_view module_path);
 
-}  // namespace profcpu::collector::dotnet
+}  // namespace profcpu::symbolize
 
-#endif  // PROFCPU_COLLECTOR_DOTNET_MANAGED_CODE_EVENTS_H_
+#endif  // PROFCPU_SYMBOLIZE_MANAGED_CODE_EVENTS_H_

@@ -1,8 +1,9 @@
 // Writes NetTrace streams as the runtime does, for tests of what reads them
-// (nettrace_reader_test.cc, managed_code_events_test.cc): the Trace object,
-// blocks, metadata records and header-compressed event blobs.
-#ifndef PROFCPU_COLLECTOR_DOTNET_NETTRACE_TEST_WRITER_H_
-#define PROFCPU_COLLECTOR_DOTNET_NETTRACE_TEST_WRITER_H_
+// (nettrace/reader_test.cc, fold/dotnet_events_summary_test.cc,
+// fold/dotnet_runtime_events_test.cc): the Trace object, blocks, metadata
+// records and header-compressed event blobs.
+#ifndef PROFCPU_NETTRACE_TEST_WRITER_H_
+#define PROFCPU_NETTRACE_TEST_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "base/byte_io.h"
 
-namespace profcpu::collector::dotnet::testing_nettrace {
+namespace profcpu::nettrace::testing_nettrace {
 
 inline void Utf16z(base::ByteWriter& w, absl::string_view ascii) {
   for (char c : ascii) w.U16(static_cast<unsigned char>(c));
@@ -147,6 +148,6 @@ inline std::string ExceptionPayload(absl::string_view type, absl::string_view me
   return p;
 }
 
-}  // namespace profcpu::collector::dotnet::testing_nettrace
+}  // namespace profcpu::nettrace::testing_nettrace
 
-#endif  // PROFCPU_COLLECTOR_DOTNET_NETTRACE_TEST_WRITER_H_
+#endif  // PROFCPU_NETTRACE_TEST_WRITER_H_

@@ -1,9 +1,11 @@
-#include "scripts/cli/dotnet_events_output.h"
+#include "fold/dotnet_runtime_events.h"
 
 #include <dirent.h>
 
 #include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -12,7 +14,7 @@
 #include "absl/strings/strip.h"
 #include "recording/run_folder.h"
 
-namespace profcpu::cli {
+namespace profcpu::fold {
 
 DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log) {
   DotnetEventsOutput out;
@@ -30,9 +32,8 @@ DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log) {
   std::sort(found.begin(), found.end());
   for (const auto& [pid, name] : found) {
     std::string relative = absl::StrCat(recording::kDotnetEventsDir, "/", name);
-    collector::dotnet::DotnetEventsSummary summary;
-    absl::Status read =
-        collector::dotnet::SummarizeDotnetEvents(absl::StrCat(dir, "/", relative), pid, &summary);
+    DotnetEventsSummary summary;
+    absl::Status read = SummarizeDotnetEvents(absl::StrCat(dir, "/", relative), pid, &summary);
     if (!read.ok()) {
       log->Warn(absl::StrCat("cannot read ", relative, ": ", read.message()));
       continue;
@@ -47,16 +48,11 @@ DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log) {
   return out;
 }
 
-namespace {
-
-using TimelineEvent = collector::dotnet::DotnetEventsSummary::TimelineEvent;
-
-// (process, event) pairs of every timeline, in time order.
-std::vector<std::pair<uint32_t, const TimelineEvent*>> MergedTimeline(
+std::vector<std::pair<uint32_t, const DotnetEventsSummary::TimelineEvent*>> MergedDotnetTimeline(
     const DotnetEventsOutput& events) {
-  std::vector<std::pair<uint32_t, const TimelineEvent*>> merged;
+  std::vector<std::pair<uint32_t, const DotnetEventsSummary::TimelineEvent*>> merged;
   for (const auto& s : events.summaries) {
-    for (const TimelineEvent& e : s.timeline) merged.emplace_back(s.pid, &e);
+    for (const DotnetEventsSummary::TimelineEvent& e : s.timeline) merged.emplace_back(s.pid, &e);
   }
   std::stable_sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) {
     return a.second->start_ns < b.second->start_ns;
@@ -64,26 +60,12 @@ std::vector<std::pair<uint32_t, const TimelineEvent*>> MergedTimeline(
   return merged;
 }
 
-bool IsGc(const TimelineEvent& e) { return e.kind == TimelineEvent::Kind::kGcPause; }
-
-}  // namespace
-
-std::vector<fold::PerfScriptEvent> PerfScriptEventsOf(const DotnetEventsOutput& events) {
-  std::vector<fold::PerfScriptEvent> out;
-  for (const auto& [pid, e] : MergedTimeline(events)) {
-    out.push_back({e->start_ns, pid, IsGc(*e) ? "dotnet:gc" : "dotnet:exceptions",
+std::vector<PerfScriptEvent> PerfScriptEventsOf(const DotnetEventsOutput& events) {
+  std::vector<PerfScriptEvent> out;
+  for (const auto& [pid, e] : MergedDotnetTimeline(events)) {
+    const bool gc = e->kind == DotnetEventsSummary::TimelineEvent::Kind::kGcPause;
+    out.push_back({e->start_ns, pid, gc ? "dotnet:gc" : "dotnet:exceptions",
                    absl::StrCat("[.NET ", e->label, "]")});
-  }
-  return out;
-}
-
-std::vector<render::PageEvent> PageEventsOf(const DotnetEventsOutput& events, uint64_t start_ns) {
-  std::vector<render::PageEvent> out;
-  for (const auto& [pid, e] : MergedTimeline(events)) {
-    if (e->start_ns < start_ns) continue;
-    out.push_back({static_cast<double>(e->start_ns - start_ns) / 1e9,
-                   static_cast<double>(e->duration_ns) / 1e9, IsGc(*e) ? "gc" : "exception", pid,
-                   e->label});
   }
   return out;
 }
@@ -91,11 +73,11 @@ std::vector<render::PageEvent> PageEventsOf(const DotnetEventsOutput& events, ui
 std::string DotnetEventsHeadlines(const DotnetEventsOutput& events) {
   std::vector<std::string> lines;
   for (const auto& s : events.summaries) {
-    std::string line = collector::dotnet::DotnetEventsHeadline(s);
+    std::string line = DotnetEventsHeadline(s);
     lines.push_back(events.summaries.size() > 1 ? absl::StrCat("process ", s.pid, ": ", line)
                                                 : line);
   }
   return absl::StrJoin(lines, "; ");
 }
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::fold

@@ -1,4 +1,4 @@
-#include "collector/dotnet/dotnet_events_summary.h"
+#include "fold/dotnet_events_summary.h"
 
 #include <fcntl.h>
 
@@ -12,10 +12,27 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/unique_fd.h"
-#include "collector/dotnet/nettrace_reader.h"
+#include "nettrace/reader.h"
+#include "nettrace/runtime_events.h"
 
-namespace profcpu::collector::dotnet {
+namespace profcpu::fold {
 namespace {
+
+using nettrace::DecodeContentionStop;
+using nettrace::DecodeExceptionThrown;
+using nettrace::DecodeGcHeapStats;
+using nettrace::DecodeGcStart;
+using nettrace::DecodeMethodJittingStarted;
+using nettrace::DecodeMethodLoadVerbose;
+using nettrace::DecodeThreadPoolAdjustment;
+using nettrace::DecodeThreadPoolWorkerThread;
+using nettrace::NettraceEvent;
+using nettrace::NettraceEventMetadata;
+using nettrace::NettraceFdSource;
+using nettrace::NettraceReader;
+using nettrace::NettraceTraceInfo;
+using nettrace::RuntimeEventId;
+using nettrace::kDotNetRuntimeProvider;
 
 // A decoder's error is the event's, not the stream's: the event is skipped.
 template <typename T>
@@ -279,4 +296,4 @@ std::string DotnetEventsHeadline(const DotnetEventsSummary& s) {
   return line;
 }
 
-}  // namespace profcpu::collector::dotnet
+}  // namespace profcpu::fold

@@ -1,4 +1,4 @@
-#include "collector/dotnet/managed_code_events.h"
+#include "symbolize/managed_code_events.h"
 
 #include <algorithm>
 #include <utility>
@@ -8,10 +8,21 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "nettrace/reader.h"
 #include "symbolize/dotnet_tier.h"
 
-namespace profcpu::collector::dotnet {
+namespace profcpu::symbolize {
 namespace {
+
+using nettrace::DecodeMethodLoadVerbose;
+using nettrace::DecodeModuleLoad;
+using nettrace::MethodEvent;
+using nettrace::ModuleEvent;
+using nettrace::NettraceEvent;
+using nettrace::NettraceEventMetadata;
+using nettrace::NettraceReader;
+using nettrace::RundownEventId;
+using nettrace::RuntimeEventId;
 
 // MethodFlags (ClrEtwAll.man, eventtrace.cpp): the code's optimization tier
 // sits in bits 7-9, numbered as PrepareCodeConfig::JitOptimizationTier,
@@ -177,13 +188,12 @@ std::string PerfMapStyleName(const MethodEvent& method, absl::string_view module
                                   PerfMapStyleArguments(arguments));
   const absl::string_view tier = (method.flags & kJittedFlag) == 0
                                      ? kPrecompiledTier
-                                     : symbolize::kDotnetTiers[(method.flags >> kTierShift) &
-                                                               kTierMask];
+                                     : kDotnetTiers[(method.flags >> kTierShift) & kTierMask];
   absl::StrAppend(&name, "[", tier, "]");
   return name;
 }
 
-absl::StatusOr<ManagedCodeHistory> ReadManagedCode(NettraceSource* source,
+absl::StatusOr<ManagedCodeHistory> ReadManagedCode(nettrace::NettraceSource* source,
                                                    const ManagedCodeLimits& limits) {
   NettraceReader reader(source);
   if (absl::Status header = reader.ReadHeader(); !header.ok()) return header;
@@ -197,8 +207,8 @@ absl::StatusOr<ManagedCodeHistory> ReadManagedCode(NettraceSource* source,
     }
     if (!*next) break;
     const NettraceEventMetadata& meta = *event.metadata;
-    const bool runtime = meta.provider == kDotNetRuntimeProvider;
-    const bool rundown = !runtime && meta.provider == kDotNetRundownProvider;
+    const bool runtime = meta.provider == nettrace::kDotNetRuntimeProvider;
+    const bool rundown = !runtime && meta.provider == nettrace::kDotNetRundownProvider;
     if (!runtime && !rundown) continue;
     // A payload cut short is skipped: the rest of the stream still names code.
     if (runtime && meta.event_id == static_cast<uint32_t>(RuntimeEventId::kMethodLoadVerbose)) {
@@ -221,4 +231,4 @@ absl::StatusOr<ManagedCodeHistory> ReadManagedCode(NettraceSource* source,
   return collector.Finish();
 }
 
-}  // namespace profcpu::collector::dotnet
+}  // namespace profcpu::symbolize

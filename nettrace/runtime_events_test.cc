@@ -1,0 +1,86 @@
+#include "nettrace/runtime_events.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "base/byte_io.h"
+#include "nettrace/test_writer.h"
+#include "gtest/gtest.h"
+
+namespace profcpu::nettrace {
+namespace {
+
+using testing_nettrace::ExceptionPayload;
+using testing_nettrace::GcStartPayload;
+using testing_nettrace::Utf16z;
+
+TEST(RuntimePayloadTest, Decoders) {
+  std::string p;
+  base::ByteWriter w(&p);
+  w.U8(0);
+  w.U16(7);
+  double ns = 1234.5;
+  uint64_t bits;
+  std::memcpy(&bits, &ns, 8);
+  w.U64(bits);
+  auto stop = DecodeContentionStop(p, 1);
+  ASSERT_TRUE(stop.ok()) << stop.status();
+  EXPECT_EQ(stop->duration_ns, 1234.5);
+  EXPECT_FALSE(DecodeContentionStop(p.substr(0, 5), 1).ok());
+  EXPECT_TRUE(DecodeContentionStop(p.substr(0, 3), 0).ok());
+
+  std::string m;
+  base::ByteWriter mw(&m);
+  mw.U64(1);
+  mw.U64(2);
+  mw.U64(0x7f0000001000);
+  mw.U32(64);
+  mw.U32(0x06000001);
+  mw.U32(0);
+  Utf16z(mw, "MyApp.Program");
+  Utf16z(mw, "Main");
+  Utf16z(mw, "void  (string[])");
+  mw.U16(7);
+  mw.U64(0);
+  auto method = DecodeMethodLoadVerbose(m, 2);
+  ASSERT_TRUE(method.ok()) << method.status();
+  EXPECT_EQ(method->start_address, 0x7f0000001000u);
+  EXPECT_EQ(method->size, 64u);
+  EXPECT_EQ(method->method_namespace, "MyApp.Program");
+  EXPECT_EQ(method->name, "Main");
+  EXPECT_EQ(method->signature, "void  (string[])");
+  auto cut = DecodeMethodLoadVerbose(m.substr(0, 40), 2);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_TRUE(absl::StrContains(cut.status().message(), "MethodLoadVerbose payload of 40 bytes"))
+      << cut.status();
+
+  std::string a;
+  base::ByteWriter aw(&a);
+  double throughput = 12.5;
+  std::memcpy(&bits, &throughput, 8);
+  aw.U64(bits);
+  aw.U32(9);
+  aw.U32(6);
+  auto adjustment = DecodeThreadPoolAdjustment(a, 0);
+  ASSERT_TRUE(adjustment.ok()) << adjustment.status();
+  EXPECT_EQ(adjustment->average_throughput, 12.5);
+  EXPECT_EQ(adjustment->new_worker_thread_count, 9u);
+  EXPECT_EQ(adjustment->reason, 6u);
+  EXPECT_FALSE(DecodeThreadPoolAdjustment(a.substr(0, 12), 0).ok());
+  auto worker = DecodeThreadPoolWorkerThread(a.substr(8), 0);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  EXPECT_EQ(worker->active_worker_thread_count, 9u);
+  EXPECT_EQ(worker->retired_worker_thread_count, 6u);
+
+  auto gc = DecodeGcStart(GcStartPayload(5, 2, 0).substr(0, 8), 0);
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->count, 5u);
+  EXPECT_EQ(gc->reason, 2u);  // version 0: count, reason
+  EXPECT_FALSE(DecodeGcStart("", 2).ok());
+  EXPECT_FALSE(DecodeExceptionThrown(ExceptionPayload("T", "M"), 0, 8).ok());
+}
+
+}  // namespace
+}  // namespace profcpu::nettrace
