@@ -6,70 +6,22 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "base/rooted_open.h"
-#include "base/run_log.h"
-#include "collector/bpf_collection.h"
+#include "collector/collection_options.h"
+#include "collector/monotonic_clock.h"  // MonotonicNowNs, which Collect stamps with
 #include "collector/perf_map_tailer.h"
 #include "collector/sampler.h"
+#include "recording/records.h"
 
 namespace profcpu::collector {
-
-struct Progress {
-  absl::Duration elapsed;
-  absl::Duration duration;  // zero: until the target exits
-  uint64_t samples = 0;
-  uint64_t lost = 0;
-  pid_t target_pid = 0;  // the process or started command; 0 for containers and -a
-};
-
-struct CollectionOptions {
-  SamplerOptions sampler;
-  // What to measure (-mode) and who samples (-backend); see bpf_collection.h.
-  BpfCollectionOptions profile;
-  // The target: exactly one of these (collection_target.h).
-  pid_t pid = 0;                      // a running process and its threads ...
-  std::vector<std::string> command;   // ... a command profcpu starts ...
-  std::string cgroup_dir;             // ... a container's cgroup v2 directory ...
-  std::string container_id;           //     (its id, for messages)
-  bool all_processes = false;         // ... or every process on the machine
-  absl::Duration duration = absl::ZeroDuration();  // zero: no limit
-  std::string recording_path;
-  std::string profcpu_version;
-  std::string command_line;           // profcpu's own, for the header
-  // -perfmap auto: the target's .NET processes (those it starts too) write
-  // perf maps and a jitdump for the run (dotnet/perfmap_session.h).
-  bool manage_dotnet_perfmaps = false;
-  // -dotnet-events on: the target's .NET processes (those it starts too)
-  // stream their runtime's events, each saved as dotnet_events_dir/PID.nettrace
-  // (dotnet/dotnet_events_session.h).
-  bool dotnet_events = false;
-  std::string dotnet_events_dir;
-  // The most saved of one process's stream.
-  uint64_t dotnet_events_max_bytes = uint64_t{256} << 20;
-  // Where the perf maps of processes that run JIT code are copied while they
-  // run (the run folder's jit/, perf_map_tailer.h); empty: not copied.
-  std::string jit_copy_dir;
-  // The most copied of one perf map; 0: PerfMapTailer's default (1 GiB).
-  uint64_t perf_map_copy_max_bytes = 0;
-  // Where the perf-map session says what it turned on and what failed.
-  base::RunLog* log = nullptr;
-  // Called about four times a second with the live counts.
-  std::function<void(const Progress&)> on_progress;
-  // Set from a signal handler to stop collection early (outputs still written).
-  const std::atomic<bool>* stop_requested = nullptr;
-  // Forwarded to a started command when stop_requested is set.
-  const std::atomic<int>* stop_signal = nullptr;
-};
 
 struct CollectionResult {
   SamplerCounters counters;
@@ -93,8 +45,10 @@ struct CollectionResult {
 
 absl::StatusOr<CollectionResult> Collect(const CollectionOptions& options);
 
-// CLOCK_MONOTONIC now, in nanoseconds (the clock samples are stamped with).
-uint64_t MonotonicNowNs();
+// Whether Collect's `error` came before any sample was taken (the target or
+// the options were refused, or the machine cannot sample): nothing recorded
+// is worth keeping then.
+bool IsStartupError(const absl::Status& error);
 
 }  // namespace profcpu::collector
 
