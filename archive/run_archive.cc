@@ -1,6 +1,10 @@
 #include "archive/run_archive.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+
+#include "absl/strings/str_cat.h"
 
 #include "recording/run_folder.h"
 
@@ -19,6 +23,11 @@ int Rank(const std::string& name) {
   return 0;
 }
 
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 }  // namespace
 
 std::vector<std::string> ArchiveOrder(std::vector<std::string> files) {
@@ -33,6 +42,30 @@ ExtractSkip PostprocessSkip(bool html) {
   if (html) skip.names.push_back(recording::kProfilePageFile);
   skip.inputs_marker = recording::kRecordingFile;
   return skip;
+}
+
+absl::StatusOr<RunInputs> UnpackRunInputs(const std::string& dir, bool html,
+                                          const std::function<void(const std::string&)>& on_unpack) {
+  const std::string recording_path = absl::StrCat(dir, "/", recording::kRecordingFile);
+  const std::string archive_path = absl::StrCat(dir, "/", recording::kArchiveFile);
+  RunInputs inputs;
+  inputs.had_archive = Exists(archive_path);
+  if (Exists(recording_path)) return inputs;
+  if (!inputs.had_archive) {
+    return absl::NotFoundError(absl::StrCat(dir, " holds neither ", recording::kRecordingFile,
+                                            " nor ", recording::kArchiveFile));
+  }
+  on_unpack(archive_path);
+  // Not the outputs postprocess rebuilds: perf_script.out alone can be
+  // hundreds of MB.
+  absl::StatusOr<std::vector<std::string>> extracted =
+      ExtractTarGz(archive_path, dir, {}, PostprocessSkip(html));
+  if (!extracted.ok()) return extracted.status();
+  if (!Exists(recording_path)) {
+    return absl::InvalidArgumentError(absl::StrCat(archive_path, " holds no ", recording::kRecordingFile,
+                                                   "; it was not written by profcpu"));
+  }
+  return inputs;
 }
 
 }  // namespace profcpu::archive

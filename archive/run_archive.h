@@ -10,8 +10,11 @@
 #ifndef PROFCPU_ARCHIVE_RUN_ARCHIVE_H_
 #define PROFCPU_ARCHIVE_RUN_ARCHIVE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
 
 #include "archive/archive.h"
 
@@ -20,6 +23,18 @@ namespace profcpu::archive {
 // `files` (a run folder's names) in the archive's order; the inputs keep
 // their relative order.
 std::vector<std::string> ArchiveOrder(std::vector<std::string> files);
+
+// Where postprocess finds a run's inputs: a folder may hold only the
+// prof.tar.gz copied from the machine it ran on. Unless the recording is
+// there already, calls `on_unpack` (the archive's path: unpacking takes a
+// while) and unpacks the archive's inputs (PostprocessSkip(html)), keeping
+// files that exist. NotFound when the folder holds neither; InvalidArgument
+// when the archive holds no recording.
+struct RunInputs {
+  bool had_archive = false;  // the folder held prof.tar.gz
+};
+absl::StatusOr<RunInputs> UnpackRunInputs(const std::string& dir, bool html,
+                                          const std::function<void(const std::string&)>& on_unpack);
 
 // What postprocess leaves out of prof.tar.gz: the outputs it always rebuilds,
 // and profile.html unless `html` is off (-format no-html keeps the archived one).

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/archive.h"
 #include "base/file_io.h"
 #include "gtest/gtest.h"
 
@@ -59,6 +60,43 @@ TEST(RunArchiveTest, UnpackingForPostprocessKeepsEveryInput) {
     if (!html) expected.push_back("profile.html");
     EXPECT_EQ(*names, expected) << html;
   }
+}
+
+TEST(RunArchiveTest, PostprocessUnpacksOnlyWhatTheFolderLacks) {
+  const std::string dir = std::string(::testing::TempDir()) + "/run_archive_unpack";
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "/src'").c_str());
+  auto unpack = [&dir](bool* called) {
+    return UnpackRunInputs(dir, /*html=*/true, [called](const std::string&) { *called = true; });
+  };
+  bool called = false;
+  EXPECT_TRUE(absl::IsNotFound(unpack(&called).status()));  // neither file
+
+  // An archive without a recording was not written by profcpu.
+  ASSERT_TRUE(base::WriteFile(dir + "/src/notes.txt", "x").ok());
+  ASSERT_TRUE(WriteTarGz(dir + "/prof.tar.gz", {{"notes.txt", dir + "/src/notes.txt"}}).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(unpack(&called).status()));
+  EXPECT_TRUE(called);
+
+  // A run's archive: its inputs come out, the outputs postprocess rebuilds do not.
+  ASSERT_TRUE(base::WriteFile(dir + "/src/recording.zst", "rec").ok());
+  ASSERT_TRUE(base::WriteFile(dir + "/src/perf_script.out", "big").ok());
+  ASSERT_TRUE(WriteTarGz(dir + "/prof.tar.gz", {{"recording.zst", dir + "/src/recording.zst"},
+                                                {"perf_script.out", dir + "/src/perf_script.out"}})
+                  .ok());
+  called = false;
+  auto inputs = unpack(&called);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  EXPECT_TRUE(inputs->had_archive);
+  EXPECT_TRUE(called);
+  struct stat st;
+  EXPECT_EQ(::stat((dir + "/recording.zst").c_str(), &st), 0);
+  EXPECT_NE(::stat((dir + "/perf_script.out").c_str(), &st), 0);
+
+  // The recording is there now: nothing more to unpack.
+  called = false;
+  ASSERT_TRUE(unpack(&called).ok());
+  EXPECT_FALSE(called);
+  std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -90,20 +89,6 @@ absl::StatusOr<std::string> SymbolServerUrl(absl::string_view value) {
 std::string SsqpDebugFileUrl(absl::string_view server, absl::string_view build_id) {
   return absl::StrCat(server, "/_.debug/elf-buildid-sym-", absl::BytesToHexString(build_id),
                       "/_.debug");
-}
-
-std::vector<ModuleToFetch> NativeModulesToFetch(
-    const std::vector<std::pair<std::string, uint64_t>>& unknown_by_module,
-    const std::vector<Module>& modules) {
-  absl::flat_hash_map<absl::string_view, const Module*> by_path;
-  for (const Module& module : modules) by_path.try_emplace(module.path, &module);
-  std::vector<ModuleToFetch> out;
-  for (const auto& [path, frames] : unknown_by_module) {
-    auto it = by_path.find(path);
-    if (it == by_path.end()) continue;  // JIT code, anonymous memory, no mapping
-    out.push_back({path, it->second->build_id, frames});
-  }
-  return out;
 }
 
 absl::string_view FetchStatusName(Status status) {

@@ -13,13 +13,11 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/run_log.h"
-#include "symbolize/code_location.h"
 #include "symbolize/http_fetch.h"
 
 namespace profcpu::symbolize {
@@ -50,13 +48,6 @@ struct ModuleToFetch {
   std::string build_id;  // raw bytes; empty when it has none
   uint64_t unknown_frames = 0;
 };
-
-// The native modules among `unknown_by_module` (module path -> its frames
-// left unknown, in that order), with their build-ids: what FetchDebugFiles
-// asks for. Paths no module has (JIT code, anonymous memory) are left out.
-std::vector<ModuleToFetch> NativeModulesToFetch(
-    const std::vector<std::pair<std::string, uint64_t>>& unknown_by_module,
-    const std::vector<Module>& modules);
 
 struct FetchAttempt {
   std::string server;  // a URL, or "debuginfod (URLS)"

@@ -122,20 +122,5 @@ TEST(SymbolFetcherTest, ARefusedConnectionIsNamedPerServer) {
   ASSERT_EQ(std::system((std::string("rm -rf ") + dir).c_str()), 0);
 }
 
-TEST(SymbolFetcherTest, OnlyNativeModulesAreFetchedWithTheirBuildIds) {
-  std::vector<Module> modules(2);
-  modules[0].path = "/usr/lib/libc.so.6";
-  modules[0].build_id = "\x01\x02";
-  modules[1].path = "/app/server";
-  const std::vector<ModuleToFetch> wanted = NativeModulesToFetch(
-      {{"/app/server", 40}, {"[JIT] tid 7", 30}, {"/usr/lib/libc.so.6", 2}}, modules);
-  ASSERT_EQ(wanted.size(), 2u);
-  EXPECT_EQ(wanted[0].module, "/app/server");
-  EXPECT_EQ(wanted[0].build_id, "");
-  EXPECT_EQ(wanted[0].unknown_frames, 40u);
-  EXPECT_EQ(wanted[1].module, "/usr/lib/libc.so.6");
-  EXPECT_EQ(wanted[1].build_id, "\x01\x02");
-}
-
 }  // namespace
 }  // namespace profcpu::symbolize

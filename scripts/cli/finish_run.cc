@@ -10,9 +10,9 @@
 #include "base/file_io.h"
 #include "base/status_macros.h"
 #include "fold/dotnet_runtime_events.h"
+#include "recording/run_folder.h"
 #include "render/profile_page_writer.h"
 #include "scripts/cli/metadata.h"
-#include "scripts/cli/output_dir.h"
 
 namespace profcpu::cli {
 
@@ -25,13 +25,13 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
     absl::StrAppend(&summary, "; .NET: ", fold::DotnetEventsHeadlines(dotnet_events));
   }
   log->Info(summary);
-  std::vector<std::string> files = {kFlameGraphFile, kFoldedFile,  kPerfScriptFile,
-                                    kRecordingFile,  kSymbolsFile, kMetadataFile, kLogFile};
+  std::vector<std::string> files = {recording::kFlameGraphFile, recording::kFoldedFile,  recording::kPerfScriptFile,
+                                    recording::kRecordingFile,  recording::kSymbolsFile, recording::kMetadataFile, recording::kLogFile};
   // -callgraph dwarf and fp+cfi runs keep the stacks unwound where the
   // target's files were.
   struct stat unwound;
-  if (::stat(absl::StrCat(dir, "/", kUnwoundStacksFile).c_str(), &unwound) == 0) {
-    files.push_back(kUnwoundStacksFile);
+  if (::stat(absl::StrCat(dir, "/", recording::kUnwoundStacksFile).c_str(), &unwound) == 0) {
+    files.push_back(recording::kUnwoundStacksFile);
   }
   if (std::find(result.files_written.begin(), result.files_written.end(),
                 render::kProfilePageFile) != result.files_written.end()) {
@@ -40,7 +40,7 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   files.insert(files.end(), result.jit_files.begin(), result.jit_files.end());
   files.insert(files.end(), result.exports.begin(), result.exports.end());
   files.insert(files.end(), dotnet_events.files.begin(), dotnet_events.files.end());
-  if (write_archive) files.push_back(kArchiveFile);
+  if (write_archive) files.push_back(recording::kArchiveFile);
 
   RunFacts facts;
   facts.summary = &result.summary;
@@ -52,15 +52,15 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   facts.unknown_modules = &result.unknown_modules;
   facts.symbol_fetch = &result.symbol_fetch;
   PROFCPU_RETURN_IF_ERROR(
-      base::WriteFile(absl::StrCat(dir, "/", kMetadataFile), FormatMetadataJson(facts)));
+      base::WriteFile(absl::StrCat(dir, "/", recording::kMetadataFile), FormatMetadataJson(facts)));
   if (write_archive) {
-    log->Info(absl::StrCat("writing ", kArchiveFile));
+    log->Info(absl::StrCat("writing ", recording::kArchiveFile));
     log->Close();
     std::vector<archive::ArchiveEntry> entries;
     for (const std::string& name : archive::ArchiveOrder(files)) {
-      if (name != kArchiveFile) entries.push_back({name, absl::StrCat(dir, "/", name)});
+      if (name != recording::kArchiveFile) entries.push_back({name, absl::StrCat(dir, "/", name)});
     }
-    PROFCPU_RETURN_IF_ERROR(archive::WriteTarGz(absl::StrCat(dir, "/", kArchiveFile), entries));
+    PROFCPU_RETURN_IF_ERROR(archive::WriteTarGz(absl::StrCat(dir, "/", recording::kArchiveFile), entries));
   }
   return summary;
 }

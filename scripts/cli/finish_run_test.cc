@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "archive/archive.h"
 #include "base/file_io.h"
 #include "gtest/gtest.h"
-#include "archive/archive.h"
-#include "scripts/cli/output_dir.h"
+#include "recording/run_folder.h"
 
 namespace profcpu::cli {
 namespace {
@@ -18,8 +18,8 @@ std::string MakeRunFolder(const char* name) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/finish_run_", ::getpid(), "_", name);
   ::mkdir(dir.c_str(), 0755);
   ::mkdir(absl::StrCat(dir, "/jit").c_str(), 0755);
-  for (const std::string file : {kFlameGraphFile, kFoldedFile, kPerfScriptFile, kRecordingFile,
-                                 kSymbolsFile, "jit/perf-42.map", "profile.pb.gz"}) {
+  for (const std::string file : {recording::kFlameGraphFile, recording::kFoldedFile, recording::kPerfScriptFile, recording::kRecordingFile,
+                                 recording::kSymbolsFile, "jit/perf-42.map", "profile.pb.gz"}) {
     EXPECT_TRUE(base::WriteFile(absl::StrCat(dir, "/", file), file).ok());
   }
   return dir;
@@ -39,31 +39,31 @@ PipelineResult Result() {
 TEST(FinishRunTest, WritesMetadataAndAnArchiveOfEveryFile) {
   const std::string dir = MakeRunFolder("archive");
   base::RunLog log;
-  ASSERT_TRUE(log.Open(absl::StrCat(dir, "/", kLogFile)));
+  ASSERT_TRUE(log.Open(absl::StrCat(dir, "/", recording::kLogFile)));
   log.Warn("a warning for metadata.json");
   absl::StatusOr<std::string> line = FinishRun(dir, Result(), /*write_archive=*/true, &log);
   ASSERT_TRUE(line.ok()) << line.status();
   EXPECT_EQ(*line, "120 samples, 0 lost, 3 unknown frames (all in libfoo.so.1)");
 
-  auto json = base::ReadFileBounded(absl::StrCat(dir, "/", kMetadataFile), 1 << 20);
+  auto json = base::ReadFileBounded(absl::StrCat(dir, "/", recording::kMetadataFile), 1 << 20);
   ASSERT_TRUE(json.ok());
   const nlohmann::json metadata = nlohmann::json::parse(*json);
   EXPECT_EQ(metadata["warnings"], nlohmann::json::array({"a warning for metadata.json"}));
   const std::vector<std::string> files = metadata["files"];
-  for (const char* expected : {"jit/perf-42.map", "profile.pb.gz", kArchiveFile, kLogFile}) {
+  for (const char* expected : {"jit/perf-42.map", "profile.pb.gz", recording::kArchiveFile, recording::kLogFile}) {
     EXPECT_NE(std::find(files.begin(), files.end(), expected), files.end()) << expected;
   }
 
   const std::string unpacked = absl::StrCat(dir, "/unpacked");
   ::mkdir(unpacked.c_str(), 0755);
-  auto names = archive::ExtractTarGz(absl::StrCat(dir, "/", kArchiveFile), unpacked);
+  auto names = archive::ExtractTarGz(absl::StrCat(dir, "/", recording::kArchiveFile), unpacked);
   ASSERT_TRUE(names.ok()) << names.status();
-  for (const char* expected : {kRecordingFile, kSymbolsFile, kMetadataFile, kLogFile,
+  for (const char* expected : {recording::kRecordingFile, recording::kSymbolsFile, recording::kMetadataFile, recording::kLogFile,
                                "jit/perf-42.map", "profile.pb.gz"}) {
     EXPECT_NE(std::find(names->begin(), names->end(), expected), names->end()) << expected;
   }
   // The log was closed before it went in: its last line says so.
-  auto archived_log = base::ReadFileBounded(absl::StrCat(unpacked, "/", kLogFile), 1 << 20);
+  auto archived_log = base::ReadFileBounded(absl::StrCat(unpacked, "/", recording::kLogFile), 1 << 20);
   ASSERT_TRUE(archived_log.ok());
   EXPECT_NE(archived_log->find("writing prof.tar.gz"), std::string::npos);
 }
@@ -73,8 +73,8 @@ TEST(FinishRunTest, WithoutAnArchiveOnlyTheMetadataIsWritten) {
   base::RunLog log;
   ASSERT_TRUE(FinishRun(dir, Result(), /*write_archive=*/false, &log).ok());
   struct stat st;
-  EXPECT_EQ(::stat(absl::StrCat(dir, "/", kMetadataFile).c_str(), &st), 0);
-  EXPECT_NE(::stat(absl::StrCat(dir, "/", kArchiveFile).c_str(), &st), 0);
+  EXPECT_EQ(::stat(absl::StrCat(dir, "/", recording::kMetadataFile).c_str(), &st), 0);
+  EXPECT_NE(::stat(absl::StrCat(dir, "/", recording::kArchiveFile).c_str(), &st), 0);
 }
 
 }  // namespace

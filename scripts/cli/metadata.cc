@@ -4,45 +4,11 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/time/time.h"
+#include "render/dotnet_events_json.h"
 #include "symbolize/dotnet_osr_repair.h"
+#include "symbolize/modules_to_fetch.h"
 
 namespace profcpu::cli {
-namespace {
-
-nlohmann::ordered_json DotnetEventsJson(const fold::DotnetEventsSummary& s) {
-  nlohmann::ordered_json by_reason = nlohmann::ordered_json::object();
-  for (const auto& [reason, n] : s.gc.by_reason) by_reason[reason] = n;
-  nlohmann::ordered_json by_type = nlohmann::ordered_json::object();
-  for (const auto& [type, n] : s.exceptions.by_type) by_type[type] = n;
-  nlohmann::ordered_json j = {
-      {"pid", s.pid},
-      {"window_ms", s.window_ms},
-      {"events", s.events},
-      {"gc",
-       {{"count", s.gc.count},
-        {"induced", s.gc.induced},
-        {"by_generation",
-         {{"0", s.gc.by_generation[0]}, {"1", s.gc.by_generation[1]}, {"2", s.gc.by_generation[2]}}},
-        {"by_reason", by_reason},
-        {"pause_ms_total", s.gc.pause_ms_total},
-        {"pause_ms_max", s.gc.pause_ms_max},
-        {"heap_mb_after_last", s.gc.heap_mb_after_last}}},
-      {"exceptions", {{"count", s.exceptions.count}, {"by_type", by_type}}},
-      {"contention", {{"count", s.contention.count}, {"wait_ms_total", s.contention.wait_ms_total}}},
-      {"jit", {{"methods", s.jit.methods}, {"ms_total", s.jit.ms_total}}},
-      {"threadpool",
-       {{"worker_threads_started", s.threadpool.worker_threads_started},
-        {"worker_threads_stopped", s.threadpool.worker_threads_stopped},
-        {"adjustments", s.threadpool.adjustments},
-        {"starvation_adjustments", s.threadpool.starvation_adjustments},
-        {"max_worker_threads", s.threadpool.max_worker_threads}}},
-  };
-  // A damaged or cut file: the counts are what was read before the error.
-  if (!s.read_error.ok()) j["read_error"] = std::string(s.read_error.message());
-  return j;
-}
-
-}  // namespace
 
 std::string FormatMetadataJson(const RunFacts& facts) {
   const fold::RecordingSummary& s = *facts.summary;
@@ -140,15 +106,9 @@ std::string FormatMetadataJson(const RunFacts& facts) {
     for (const auto& [module, count] : unknown.by_module) by_module[module] = count;
     j["symbols"]["unknown_frames_by_module"] = by_module;
     // The native ones with their build-ids: what `profcpu symbols` fetches.
-    nlohmann::ordered_json modules = nlohmann::ordered_json::array();
-    if (facts.unknown_modules != nullptr) {
-      for (const symbolize::ModuleToFetch& m : *facts.unknown_modules) {
-        modules.push_back({{"module", m.module},
-                           {"build_id", absl::BytesToHexString(m.build_id)},
-                           {"unknown_frames", m.unknown_frames}});
-      }
-    }
-    j["symbols"]["unknown_native_modules"] = modules;
+    j["symbols"]["unknown_native_modules"] =
+        symbolize::ModulesToFetchJson(facts.unknown_modules != nullptr ? *facts.unknown_modules
+                                                                       : std::vector<symbolize::ModuleToFetch>{});
   }
   if (facts.symbol_fetch != nullptr && !facts.symbol_fetch->empty()) {
     nlohmann::ordered_json fetched = nlohmann::ordered_json::array();
@@ -174,7 +134,7 @@ std::string FormatMetadataJson(const RunFacts& facts) {
   j["processes"] = processes;
   if (facts.dotnet_events != nullptr && !facts.dotnet_events->empty()) {
     nlohmann::ordered_json events = nlohmann::ordered_json::array();
-    for (const auto& summary : *facts.dotnet_events) events.push_back(DotnetEventsJson(summary));
+    for (const auto& summary : *facts.dotnet_events) events.push_back(render::DotnetEventsJson(summary));
     j["dotnet_events"] = events;
   }
   j["warnings"] = facts.warnings;

@@ -20,13 +20,8 @@ int RunPerfmap(const std::vector<std::string>& args) {
                 "runtimes need a restart with\nDOTNET_PerfMapEnabled=1 instead.");
   flags.Add("pid", "PID", "", "the .NET process (required)");
   flags.Add("type", "TYPE", "all", "what to write when enabling: all, jitdump or perfmap");
-  absl::Status parsed = flags.Parse(args);
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   auto usage = [&](absl::string_view message) { return UsageError(flags, message); };
-  if (!parsed.ok()) return usage(parsed.message());
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
   if (flags.positionals().size() != 1 ||
       (flags.positionals()[0] != "enable" && flags.positionals()[0] != "disable")) {
     return usage("perfmap needs 'enable' or 'disable'");

@@ -14,6 +14,7 @@
 #include "render/dotnet_page_events.h"
 #include "scripts/cli/version.h"
 #include "symbolize/dotnet_code_names.h"
+#include "symbolize/modules_to_fetch.h"
 #include "symbolize/run_symbols.h"
 
 namespace profcpu::cli {

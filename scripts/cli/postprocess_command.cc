@@ -8,29 +8,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "archive/run_archive.h"
 #include "base/run_log.h"
-#include "archive/archive.h"
+#include "recording/run_folder.h"
 #include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/flags.h"
-#include "scripts/cli/output_dir.h"
-#include "scripts/cli/pipeline.h"
-#include "archive/run_archive.h"
 #include "scripts/cli/output_flags.h"
+#include "scripts/cli/pipeline.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
 
 namespace profcpu::cli {
-namespace {
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-
-}  // namespace
 
 int RunPostprocess(const std::vector<std::string>& args) {
   FlagSet flags("postprocess", "profcpu postprocess -dir DIR",
@@ -47,12 +37,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
   AddSymbolServerFlags(&flags, /*collecting=*/false);
   AddRunOutputFlags(&flags);
   AddFilterFlags(&flags);
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) return UsageError(flags, parsed.message());
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   // Every option is parsed here, once, into the pipeline's typed options.
   PipelineOptions pipeline;
   absl::Status read = ReadRunOutputFlags(flags, &pipeline.outputs);
@@ -67,24 +52,13 @@ int RunPostprocess(const std::vector<std::string>& args) {
     return Fail(absl::StrCat(dir, " is not a directory"));
   }
 
-  std::string recording = absl::StrCat(dir, "/", kRecordingFile);
-  std::string archive_path = absl::StrCat(dir, "/", kArchiveFile);
-  bool had_archive = Exists(archive_path);
+  absl::StatusOr<archive::RunInputs> inputs = archive::UnpackRunInputs(
+      dir, pipeline.outputs.html, [](const std::string& archive) {
+        std::fprintf(stderr, "profcpu: unpacking %s\n", archive.c_str());
+      });
+  if (!inputs.ok()) return Fail(inputs.status().message());
   base::RunLog log;
-  if (!Exists(recording)) {
-    if (!had_archive) {
-      return Fail(absl::StrCat(dir, " holds neither ", kRecordingFile, " nor ", kArchiveFile));
-    }
-    std::fprintf(stderr, "profcpu: unpacking %s\n", archive_path.c_str());
-    // Not the outputs rebuilt below: perf_script.out alone can be hundreds of MB.
-    auto extracted = archive::ExtractTarGz(archive_path, dir, {}, archive::PostprocessSkip(pipeline.outputs.html));
-    if (!extracted.ok()) return Fail(extracted.status().message());
-    if (!Exists(recording)) {
-      return Fail(absl::StrCat(archive_path, " holds no ", kRecordingFile,
-                               "; it was not written by profcpu"));
-    }
-  }
-  if (!log.Open(absl::StrCat(dir, "/", kLogFile))) {
+  if (!log.Open(absl::StrCat(dir, "/", recording::kLogFile))) {
     return Fail(absl::StrCat("cannot write to ", dir));
   }
   std::vector<std::string> argv = {"profcpu", "postprocess"};
@@ -94,7 +68,7 @@ int RunPostprocess(const std::vector<std::string>& args) {
   pipeline.dir = dir;
   auto result = RebuildOutputs(pipeline, &log);
   if (!result.ok()) return Fail(result.status().message());
-  auto finished = FinishRun(dir, *result, /*write_archive=*/!had_archive, &log);
+  auto finished = FinishRun(dir, *result, /*write_archive=*/!inputs->had_archive, &log);
   if (!finished.ok()) return Fail(finished.status().message());
   std::fprintf(stderr, "profcpu: %s\n", finished->c_str());
   std::printf("%s\n", dir.c_str());

@@ -23,15 +23,16 @@
 #include "collector/collection_outcome.h"
 #include "collector/collection_text.h"
 #include "collector/command_launcher.h"
+#include "recording/run_directory.h"
+#include "recording/run_folder.h"
 #include "scripts/cli/collection_flags.h"
 #include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/finish_run.h"
 #include "scripts/cli/flags.h"
 #include "scripts/cli/live_status.h"
-#include "scripts/cli/output_dir.h"
-#include "scripts/cli/pipeline.h"
 #include "scripts/cli/output_flags.h"
+#include "scripts/cli/pipeline.h"
 #include "scripts/cli/symbol_flags.h"
 #include "scripts/cli/version.h"
 #include "symbolize/rooted_process_files.h"
@@ -62,14 +63,6 @@ void RestoreDefaultHandlers() {
   ::signal(SIGTERM, SIG_DFL);
 }
 
-void RemoveRunDirectory(const std::string& dir) {
-  for (const char* name : {kRecordingFile, kLogFile}) {
-    ::unlink(absl::StrCat(dir, "/", name).c_str());
-  }
-  ::rmdir(absl::StrCat(dir, "/", kDotnetEventsDir).c_str());  // empty: nothing was collected
-  ::rmdir(dir.c_str());
-}
-
 // Samples as `options` say into a new run folder under `out`, builds every
 // output, prints the folder's path. Shared by collect and record. Returns
 // record's command's exit status (as perf record, time and strace do: CI
@@ -79,24 +72,24 @@ void RemoveRunDirectory(const std::string& dir) {
 int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& out,
                       const std::vector<std::string>& argv, const render::RunOutputOptions& outputs,
                       PipelineOptions pipeline) {
-  const std::vector<std::string> created = MissingDirectories(out);
-  auto run_dir = CreateRunDirectory(out, std::time(nullptr));
+  const std::vector<std::string> created = recording::MissingDirectories(out);
+  auto run_dir = recording::CreateRunDirectory(out, std::time(nullptr));
   if (!run_dir.ok()) {
-    RemoveEmptyDirectories(created);
+    recording::RemoveEmptyDirectories(created);
     return Fail(run_dir.status().message());
   }
   base::RunLog log;
-  if (!log.Open(absl::StrCat(*run_dir, "/", kLogFile))) {
-    RemoveRunDirectory(*run_dir);
-    RemoveEmptyDirectories(created);
+  if (!log.Open(absl::StrCat(*run_dir, "/", recording::kLogFile))) {
+    recording::RemoveUnstartedRun(*run_dir);
+    recording::RemoveEmptyDirectories(created);
     return Fail(absl::StrCat("cannot write to ", *run_dir));
   }
   log.Info(absl::StrCat("profcpu ", kProfcpuVersion, ": ", absl::StrJoin(argv, " ")));
 
-  options.recording_path = absl::StrCat(*run_dir, "/", kRecordingFile);
-  options.jit_copy_dir = absl::StrCat(*run_dir, "/", kJitDir);
+  options.recording_path = absl::StrCat(*run_dir, "/", recording::kRecordingFile);
+  options.jit_copy_dir = absl::StrCat(*run_dir, "/", recording::kJitDir);
   options.perf_map_copy_max_bytes = collector::PerfMapCopyCapFromEnv();
-  const std::string dotnet_events_dir = absl::StrCat(*run_dir, "/", kDotnetEventsDir);
+  const std::string dotnet_events_dir = absl::StrCat(*run_dir, "/", recording::kDotnetEventsDir);
   if (options.dotnet_events && ::mkdir(dotnet_events_dir.c_str(), 0755) == 0) {
     options.dotnet_events_dir = dotnet_events_dir;
   }
@@ -125,8 +118,8 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
     if (collector::IsStartupError(error)) {
       // Nothing was sampled: leave no folder behind that looks like a run,
       // nor the -out folders made for it.
-      RemoveRunDirectory(*run_dir);
-      RemoveEmptyDirectories(created);
+      recording::RemoveUnstartedRun(*run_dir);
+      recording::RemoveEmptyDirectories(created);
       return Fail(error.message());
     }
     return Fail(absl::StrCat(error.message(), " (what was recorded is kept in ", *run_dir,
@@ -190,12 +183,7 @@ int RunCollect(const std::vector<std::string>& args) {
                 "when the process (or every process of the container) has exited.");
   AddTargetFlags(&flags);
   AddSamplingFlags(&flags);
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) return UsageError(flags, parsed.message());
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   if (!flags.positionals().empty()) {
     return UsageError(flags, absl::StrCat("unexpected argument '", flags.positionals()[0], "'"));
   }
@@ -234,12 +222,7 @@ int RunRecord(const std::vector<std::string>& args) {
                 "found, 126 if\nit cannot be executed), as perf record and time do.");
   AddSamplingFlags(&flags);
   flags.StopAtFirstPositional();
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) return UsageError(flags, parsed.message());
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   if (flags.positionals().empty()) return UsageError(flags, "record needs a command to run");
   // A program that cannot run fails before any folder is made, with the
   // shell's statuses: 127 not found, 126 not executable.

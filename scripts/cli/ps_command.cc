@@ -34,14 +34,8 @@ int RunPs(const std::vector<std::string>& args) {
                 "(without them JIT frames are [unknown]: see profcpu perfmap).");
   flags.Add("all", "", "", "list every process, not only .NET ones");
   flags.Add("json", "", "", "print JSON instead of a table");
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok() || !flags.positionals().empty()) {
-    return UsageError(flags, parsed.ok() ? "ps takes no arguments" : parsed.message());
-  }
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
+  if (!flags.positionals().empty()) return UsageError(flags, "ps takes no arguments");
   bool all = flags.Bool("all");
   std::vector<collector::dotnet::ProcessSummary> rows;
   for (pid_t pid : collector::ListProcesses()) {

@@ -13,62 +13,15 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/run_log.h"
+#include "recording/run_folder.h"
 #include "scripts/cli/command_flags.h"
 #include "scripts/cli/commands.h"
 #include "scripts/cli/flags.h"
-#include "scripts/cli/output_dir.h"
 #include "scripts/cli/symbol_flags.h"
 #include "symbolize/debuginfod_fetch.h"
+#include "symbolize/modules_to_fetch.h"
 
 namespace profcpu::cli {
-namespace {
-
-// metadata.json is the run's own output, but a copied folder may hold
-// anything: bounded, and every field checked.
-constexpr std::streamsize kMaxMetadataBytes = 64 << 20;
-
-absl::StatusOr<std::vector<symbolize::ModuleToFetch>> UnknownModules(const std::string& dir) {
-  const std::string path = absl::StrCat(dir, "/", kMetadataFile);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(
-        "no ", path, ": run profcpu postprocess -dir ", dir, " first (it unpacks prof.tar.gz)"));
-  }
-  std::string text(static_cast<size_t>(kMaxMetadataBytes), '\0');
-  in.read(text.data(), kMaxMetadataBytes);
-  text.resize(static_cast<size_t>(in.gcount()));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not JSON"));
-  }
-  auto symbols = j.find("symbols");
-  if (symbols == j.end() || !symbols->is_object() || !symbols->contains("unknown_native_modules")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, " lists no modules' build-ids (written by an older profcpu): run profcpu "
-              "postprocess -dir ", dir, " first"));
-  }
-  std::vector<symbolize::ModuleToFetch> modules;
-  for (const nlohmann::json& m : (*symbols)["unknown_native_modules"]) {
-    if (!m.is_object() || !m.contains("module") || !m["module"].is_string() ||
-        !m.contains("build_id") || !m["build_id"].is_string()) {
-      continue;
-    }
-    symbolize::ModuleToFetch module;
-    module.module = m["module"].get<std::string>();
-    const std::string hex = m["build_id"].get<std::string>();
-    if (hex.size() % 2 != 0 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      continue;
-    }
-    module.build_id = absl::HexStringToBytes(hex);
-    if (m.contains("unknown_frames") && m["unknown_frames"].is_number_unsigned()) {
-      module.unknown_frames = m["unknown_frames"].get<uint64_t>();
-    }
-    modules.push_back(std::move(module));
-  }
-  return modules;
-}
-
-}  // namespace
 
 int RunSymbols(const std::vector<std::string>& args) {
   FlagSet flags("symbols", "profcpu symbols -dir DIR [-symbol-server URL]... [-no-fetch]",
@@ -82,12 +35,7 @@ int RunSymbols(const std::vector<std::string>& args) {
   flags.Add("dir", "DIR", "", "run folder, after collect, record or postprocess (required)");
   flags.Add("no-fetch", "", "", "only list the modules and what the cache holds");
   AddSymbolServerFlags(&flags, /*collecting=*/false);
-  absl::Status parsed = flags.Parse(args);
-  if (!parsed.ok()) return UsageError(flags, parsed.message());
-  if (flags.help_requested()) {
-    std::printf("%s", flags.Usage().c_str());
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseCommandFlags(args, &flags)) return *done;
   std::string dir = flags.String("dir");
   if (dir.empty() && flags.positionals().size() == 1) dir = flags.positionals()[0];
   if (dir.empty()) return UsageError(flags, "symbols needs -dir DIR");
@@ -99,7 +47,7 @@ int RunSymbols(const std::vector<std::string>& args) {
                          "listing what the cache holds\n");
     options->fetch = false;
   }
-  absl::StatusOr<std::vector<symbolize::ModuleToFetch>> modules = UnknownModules(dir);
+  absl::StatusOr<std::vector<symbolize::ModuleToFetch>> modules = symbolize::ReadModulesToFetch(dir);
   if (!modules.ok()) return Fail(modules.status().message());
   if (modules->empty()) {
     std::printf("no native module of this run has unknown frames\n");

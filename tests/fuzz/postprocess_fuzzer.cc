@@ -15,13 +15,14 @@
 #include "absl/strings/str_split.h"
 #include "base/file_io.h"
 #include "base/run_log.h"
+#include "recording/run_folder.h"
 #include "scripts/cli/finish_run.h"
-#include "scripts/cli/output_dir.h"
 #include "scripts/cli/pipeline.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using profcpu::fuzz::Check;
 namespace cli = profcpu::cli;
+namespace recording = profcpu::recording;
 
 namespace {
 
@@ -61,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   compressed.resize(n);
 
   profcpu::fuzz::ScratchDir dir;
-  Check(profcpu::base::WriteFile(absl::StrCat(dir.path(), "/", cli::kRecordingFile), compressed)
+  Check(profcpu::base::WriteFile(absl::StrCat(dir.path(), "/", recording::kRecordingFile), compressed)
             .ok(),
         "writing the recording failed");
   cli::PipelineOptions options;
@@ -71,15 +72,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!result.ok()) return 0;  // a clear error: postprocess prints it and exits 1
   Check(cli::FinishRun(dir.path(), *result, /*write_archive=*/false, &log).ok(),
         "writing metadata.json failed");
-  Check(nlohmann::json::accept(ReadOutput(dir.path(), cli::kMetadataFile)),
+  Check(nlohmann::json::accept(ReadOutput(dir.path(), recording::kMetadataFile)),
         "metadata.json is not valid JSON");
-  CheckFlameScopeReads(ReadOutput(dir.path(), cli::kPerfScriptFile));
-  std::string folded = ReadOutput(dir.path(), cli::kFoldedFile);
+  CheckFlameScopeReads(ReadOutput(dir.path(), recording::kPerfScriptFile));
+  std::string folded = ReadOutput(dir.path(), recording::kFoldedFile);
 
   profcpu::base::RunLog again_log;
   auto again = cli::RebuildOutputs(options, &again_log);
   Check(again.ok(), "postprocessing the same folder a second time failed");
-  Check(ReadOutput(dir.path(), cli::kFoldedFile) == folded,
+  Check(ReadOutput(dir.path(), recording::kFoldedFile) == folded,
         "the symbol snapshot did not reproduce the folded stacks");
   return 0;
 }

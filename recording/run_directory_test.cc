@@ -1,4 +1,4 @@
-#include "scripts/cli/output_dir.h"
+#include "recording/run_directory.h"
 
 #include <sys/stat.h>
 
@@ -7,10 +7,10 @@
 #include "base/file_io.h"
 #include "gtest/gtest.h"
 
-namespace profcpu::cli {
+namespace profcpu::recording {
 namespace {
 
-TEST(OutputDirTest, NamesRunsByTimeAndNeverReusesAFolder) {
+TEST(RunDirectoryTest, NamesRunsByTimeAndNeverReusesAFolder) {
   std::string top = std::string(::testing::TempDir()) + "/output_dir_test";
   std::system(("rm -rf '" + top + "'").c_str());
   std::string parent = top + "/a/b";
@@ -28,7 +28,7 @@ TEST(OutputDirTest, NamesRunsByTimeAndNeverReusesAFolder) {
   EXPECT_EQ(name[8], '_');
 }
 
-TEST(OutputDirTest, AFileInTheWayIsAClearError) {
+TEST(RunDirectoryTest, AFileInTheWayIsAClearError) {
   std::string file = std::string(::testing::TempDir()) + "/output_dir_not_a_dir";
   ASSERT_TRUE(base::WriteFile(file, "x").ok());
   auto run = CreateRunDirectory(file + "/sub", 0);
@@ -36,7 +36,7 @@ TEST(OutputDirTest, AFileInTheWayIsAClearError) {
   EXPECT_NE(run.status().message().find("output_dir_not_a_dir"), absl::string_view::npos);
 }
 
-TEST(OutputDirTest, WhatARunCreatedCanBeTakenBack) {
+TEST(RunDirectoryTest, WhatARunCreatedCanBeTakenBack) {
   std::string top = std::string(::testing::TempDir()) + "/output_dir_taken_back";
   std::system(("rm -rf '" + top + "'").c_str());
   ASSERT_EQ(::mkdir(top.c_str(), 0755), 0);
@@ -52,5 +52,25 @@ TEST(OutputDirTest, WhatARunCreatedCanBeTakenBack) {
   EXPECT_TRUE(MissingDirectories(top).empty());
 }
 
+TEST(RunDirectoryTest, AnUnstartedRunLeavesNothingBehind) {
+  std::string top = std::string(::testing::TempDir()) + "/run_directory_unstarted";
+  std::system(("rm -rf '" + top + "'").c_str());
+  auto run = CreateRunDirectory(top, 1795312373);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(::mkdir((*run + "/dotnet").c_str(), 0755), 0);
+  ASSERT_TRUE(base::WriteFile(*run + "/recording.zst", "header").ok());
+  ASSERT_TRUE(base::WriteFile(*run + "/profcpu.log", "log").ok());
+  RemoveUnstartedRun(*run);
+  struct stat st;
+  EXPECT_NE(::stat(run->c_str(), &st), 0);
+  // A folder holding anything else is not a run that never started: kept.
+  auto other = CreateRunDirectory(top, 1795312373);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(base::WriteFile(*other + "/flamegraph.svg", "<svg/>").ok());
+  RemoveUnstartedRun(*other);
+  EXPECT_EQ(::stat(other->c_str(), &st), 0);
+  std::system(("rm -rf '" + top + "'").c_str());
+}
+
 }  // namespace
-}  // namespace profcpu::cli
+}  // namespace profcpu::recording

@@ -1,17 +1,16 @@
 // The per-run output folder, DIR/HH-MM-SS_YYYY-MM-DD/ (the layout the
 // original profcpu used), created before collection starts so a bad -out is
 // reported at once, not after a 30 s profile.
-#ifndef PROFCPU_SCRIPTS_CLI_OUTPUT_DIR_H_
-#define PROFCPU_SCRIPTS_CLI_OUTPUT_DIR_H_
+#ifndef PROFCPU_RECORDING_RUN_DIRECTORY_H_
+#define PROFCPU_RECORDING_RUN_DIRECTORY_H_
 
 #include <ctime>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "recording/run_folder.h"
 
-namespace profcpu::cli {
+namespace profcpu::recording {
 
 // Creates `parent` (and its parents) if needed, then a new run folder in it
 // named after `when` (local time); "-2", "-3"... if that name is taken.
@@ -28,19 +27,10 @@ std::vector<std::string> MissingDirectories(const std::string& path);
 // rmdir of each, in order; a directory that is not empty stays.
 void RemoveEmptyDirectories(const std::vector<std::string>& dirs);
 
-// The run folder's file names, for the commands (recording/run_folder.h).
-using recording::kArchiveFile;
-using recording::kFlameGraphFile;
-using recording::kFoldedFile;
-using recording::kDotnetEventsDir;
-using recording::kJitDir;
-using recording::kLogFile;
-using recording::kMetadataFile;
-using recording::kPerfScriptFile;
-using recording::kRecordingFile;
-using recording::kSymbolsFile;
-using recording::kUnwoundStacksFile;
+// Takes back a run folder whose collection never started: its recording and
+// log, its empty dotnet/ folder, then the folder itself (if now empty).
+void RemoveUnstartedRun(const std::string& dir);
 
-}  // namespace profcpu::cli
+}  // namespace profcpu::recording
 
-#endif  // PROFCPU_SCRIPTS_CLI_OUTPUT_DIR_H_
+#endif  // PROFCPU_RECORDING_RUN_DIRECTORY_H_

@@ -1,13 +1,15 @@
-#include "scripts/cli/output_dir.h"
+#include "recording/run_directory.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
+#include "recording/run_folder.h"
 
-namespace profcpu::cli {
+namespace profcpu::recording {
 
 absl::Status MakeDirectories(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("empty directory name");
@@ -65,4 +67,12 @@ void RemoveEmptyDirectories(const std::vector<std::string>& dirs) {
   for (const std::string& dir : dirs) ::rmdir(dir.c_str());  // fails, harmlessly, if not empty
 }
 
-}  // namespace profcpu::cli
+void RemoveUnstartedRun(const std::string& dir) {
+  for (const char* name : {kRecordingFile, kLogFile}) {
+    ::unlink(absl::StrCat(dir, "/", name).c_str());
+  }
+  ::rmdir(absl::StrCat(dir, "/", kDotnetEventsDir).c_str());  // empty: nothing was collected
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace profcpu::recording
