@@ -109,5 +109,32 @@ TEST_F(RunSymbolsTest, ASnapshotOfAnotherRecordingIsIgnoredWithAWarning) {
   EXPECT_EQ(resolved.stats.requested, 2u);
 }
 
+TEST_F(RunSymbolsTest, ResolvingAgainNamesTheSameRequestsWithoutAReplay) {
+  base::RunLog log;
+  RunSymbolsOptions options;
+  options.run_dir = dir_;
+  options.strip_tiers = true;
+  RunSymbols symbols(options, &log);
+  EXPECT_TRUE(absl::IsFailedPrecondition(symbols.ResolveAgainWith(dir_).status()));
+  SymbolTable known;
+  Symbolization root;
+  root.frames.emplace_back().function = "[on-cpu]";
+  known.Insert({CodeKind::kImported, 7, 1}, root);
+  ASSERT_TRUE(symbols.ResolveProfile({&requests_, &modules_, std::move(known), "", {}}).ok());
+  // Fetched debug files arrived in a new folder: the same requests again,
+  // the replay's own names kept, the tiers stripped as the first time.
+  const std::string fetched = absl::StrCat(dir_, "/fetched");
+  ::mkdir(fetched.c_str(), 0755);
+  absl::StatusOr<ResolvedSymbols> again = symbols.ResolveAgainWith(fetched);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(NameOf(again->table, jit_), "Work(int64)");
+  ASSERT_NE(again->table.Find({CodeKind::kImported, 7, 1}), nullptr);
+  EXPECT_EQ(again->stats.requested, 2u);
+  EXPECT_EQ(again->stats.resolved, 1u);
+  // The snapshot written back keeps the tiers whole.
+  base::RunLog plain_log;
+  EXPECT_EQ(NameOf(Resolve({}, &plain_log).table, jit_), "Work(int64)[OptimizedTier1]");
+}
+
 }  // namespace
 }  // namespace profcpu::symbolize
