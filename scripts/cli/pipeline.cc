@@ -31,6 +31,16 @@ void LogReplay(const fold::BuiltProfile& built, base::RunLog* log) {
   fold::LogDotnetOsr(summary.dotnet_osr, summary.header.callgraph == "fp+cfi", log);
 }
 
+// The frames of the samples kept that stayed [unknown], logged, and the
+// native modules among them: what symbol servers are asked for.
+void CountUnknown(const fold::Profile& profile, const std::vector<symbolize::Module>& modules,
+                  base::RunLog* log, PipelineResult* result) {
+  result->unknown_frames = fold::CountUnknownFrames(profile);
+  fold::LogUnknownFrames(result->unknown_frames, log);
+  result->unknown_modules =
+      symbolize::NativeModulesToFetch(result->unknown_frames.by_module, modules);
+}
+
 bool AnyFetched(const std::vector<symbolize::ModuleFetchResult>& fetched) {
   return std::any_of(fetched.begin(), fetched.end(), [](const auto& r) {
     return r.status == symbolize::ModuleFetchResult::Status::kFetched;
@@ -70,20 +80,14 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   // -> the profile shaped by mode and postprocess's filters (they read thread
   // names, times and kernel frames, which no fetched debug file renames).
   PROFCPU_RETURN_IF_ERROR(fold::ShapeProfile(&result.summary, options.filter, &profile, log).status());
-  result.unknown_frames = fold::CountUnknownFrames(profile);  // of the samples kept
-  fold::LogUnknownFrames(result.unknown_frames, log);
-  result.unknown_modules =
-      symbolize::NativeModulesToFetch(result.unknown_frames.by_module, built.modules);
+  CountUnknown(profile, built.modules, log, &result);
   if (options.fetch.has_value() && !result.unknown_modules.empty()) {
     result.symbol_fetch = symbolize::FetchDebugFiles(result.unknown_modules, *options.fetch, log);
     if (AnyFetched(result.symbol_fetch)) {
       log->Info("naming frames again with the fetched debug files");
       PROFCPU_ASSIGN_OR_RETURN(resolved, symbols.ResolveAgainWith(options.fetch->cache_dir));
       profile.SetSymbols(std::move(resolved.table));
-      result.unknown_frames = fold::CountUnknownFrames(profile);
-      fold::LogUnknownFrames(result.unknown_frames, log);
-      result.unknown_modules =
-          symbolize::NativeModulesToFetch(result.unknown_frames.by_module, built.modules);
+      CountUnknown(profile, built.modules, log, &result);
       times.Done("fetched symbols");
     }
   }
