@@ -33,6 +33,8 @@ awk '{ count = $NF; stack = substr($0, 1, length($0) - length(count) - 1)
        print count "\t" f[1] "\t" (n > 4 ? "...;" : "") leaf }' "$run_dir/folded_stacks.out" |
   sort -nr | head -5
 echo
-echo "Open $run_dir/flamegraph.svg in a browser; feed $run_dir/perf_script.out to FlameScope."
+echo "Open $run_dir/profile.html in a browser (from disk, offline): the run's heatmap,"
+echo "flame graph and function table in one page. flamegraph.svg is the classic flame graph;"
+echo "perf_script.out feeds FlameScope, speedscope and the FlameGraph scripts."
 echo "This quick build's profcpu is $root/build-demo/scripts/profcpu. For the optimized one on"
 echo "PATH (/usr/local/bin), as the README's examples assume: bash scripts/build.sh && cmake --install build"

@@ -35,6 +35,8 @@ if [ "$scope" = all ]; then
     python3-yaml           # containers/k8s/ manifests read by test_manifests
     libcap2-bin util-linux  # capsh and setpriv: tests with fewer privileges
     podman runc debootstrap  # sidecar tests: images from a local rootfs, no registry
+    wrk                     # load on the example .NET service (test_sidecar_path)
+    libc6-dbg               # this machine's own debug files, found by postprocess
     docker.io               # profile-container -engine docker, tested on a private dockerd
     libclang-rt-14-dev      # libFuzzer for clang 14
     libtsan2                # ThreadSanitizer's runtime for g++ (scripts/tsan.sh)

@@ -171,6 +171,15 @@ class HelpTest(unittest.TestCase):
         for command in ["collect", "record", "postprocess"]:
             self.assertIn(command, result.stdout)
 
+    def test_demo_sends_the_user_to_the_profile_page_first(self):
+        """The demo's closing words name the page that holds everything
+        (heatmap, flame graph, table) before the single-purpose files."""
+        demo = os.path.join(os.path.dirname(t.FIXTURE_SOURCES), "..", "scripts", "demo.sh")
+        with open(demo, encoding="utf-8") as f:
+            closing = [line for line in f if line.startswith('echo "Open ')]
+        self.assertTrue(closing, "demo.sh no longer tells the user what to open")
+        self.assertIn("profile.html", closing[0])
+
 
 class RecordTest(unittest.TestCase):
     def test_record_runs_the_command_to_its_end(self):
