@@ -97,13 +97,13 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   profile.SetModules(std::move(built.modules));
 
   // -> the outputs, with the .NET runtimes' events (dotnet/PID.nettrace) on
-  // the time axis of perf_script.out and profile.html.
+  // profile.html's time axis (never in perf_script.out, whose every record
+  // readers count as a CPU sample).
   result.dotnet_events = fold::ReadDotnetEvents(dir, log);
   render::RunOutputsInput input;
   input.dir = dir;
   input.summary = &summary;
   input.profile = &profile;
-  input.script_events = fold::PerfScriptEventsOf(result.dotnet_events);
   input.page_events = render::PageEventsOf(result.dotnet_events, summary.header.start_time_ns);
   input.generator = absl::StrCat("profcpu ", kProfcpuVersion);
   PROFCPU_ASSIGN_OR_RETURN(render::WrittenOutputs written,
