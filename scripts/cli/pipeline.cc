@@ -9,6 +9,7 @@
 #include "fold/dotnet_runtime_events.h"
 #include "fold/profile_builder.h"
 #include "fold/profile_shaping.h"
+#include "fold/stack_ends.h"
 #include "recording/recording_reader.h"
 #include "recording/run_folder.h"
 #include "render/dotnet_page_events.h"
@@ -32,9 +33,11 @@ void LogReplay(const fold::BuiltProfile& built, base::RunLog* log) {
 }
 
 // The frames of the samples kept that stayed [unknown], logged, and the
-// native modules among them: what symbol servers are asked for.
+// native modules among them: what symbol servers are asked for; and the
+// stacks that stop short of their thread's root (names decide that too).
 void CountUnknown(const fold::Profile& profile, const std::vector<symbolize::Module>& modules,
                   base::RunLog* log, PipelineResult* result) {
+  result->summary.stack_ends = fold::CountStackEnds(profile);
   result->unknown_frames = fold::CountUnknownFrames(profile);
   fold::LogUnknownFrames(result->unknown_frames, log);
   result->unknown_modules =
