@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/file_io.h"
+#include "fold/recording_summary.h"
+#include "fold/stack_ends.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recording/run_folder.h"
@@ -133,6 +135,20 @@ TEST_F(PipelineTest, TheDotnetRuntimesEventsStayOutOfPerfScriptOut) {
   EXPECT_FALSE(absl::StrContains(script, "dotnet:"));
   EXPECT_FALSE(absl::StrContains(script, "[.NET "));
   EXPECT_THAT(Read(dir, recording::kProfilePageFile), HasSubstr("Induced GC"));
+  // Stacks short of their thread's root are said apart from losses: most
+  // chains of this run end at start_thread or __libc_start_call_main.
+  const fold::StackEnds& ends = result->summary.stack_ends;
+  EXPECT_EQ(ends.samples, 237u);
+  EXPECT_EQ(ends.cut_short, 18u);
+  ASSERT_FALSE(ends.cut_by_module.empty());
+  EXPECT_TRUE(absl::EndsWith(ends.cut_by_module[0].first, "/libcoreclr.so"));
+  EXPECT_EQ(ends.cut_by_module[0].second, 9u);
+  EXPECT_EQ(result->summary.stacks_repaired, 44u);
+  EXPECT_THAT(fold::SummaryLine(result->summary, result->unknown_frames),
+              HasSubstr(", 0 lost, 18 stacks cut short (9 in libcoreclr.so, 6 in [unknown], 3 "
+                        "elsewhere), 44 repaired, "));
+  EXPECT_THAT(script, HasSubstr("\n# stacks cut short (outermost frame not a thread root) : 18 ("));
+  EXPECT_FALSE(absl::StrContains(script, "truncated"));
   // JIT frames named from the run folder's copies of the jitdump.
   EXPECT_THAT(Read(dir, recording::kFoldedFile), HasSubstr("EventsApp"));
   EXPECT_THAT(result->jit_files, Contains(::testing::StartsWith("jit/")));
