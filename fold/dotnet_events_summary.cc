@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -63,7 +64,8 @@ void AddToTimeline(TimelineEvent event, DotnetEventsSummary* summary) {
   summary->timeline.push_back(std::move(event));
 }
 
-// Exceptions thrown close together, gathered into one timeline event.
+// Exceptions one thread threw close together, gathered into one timeline
+// event that names that thread.
 class ExceptionBurst {
  public:
   // Adds a throw at `ns`; a gap since the last one closes the burst so far.
@@ -113,6 +115,35 @@ class ExceptionBurst {
   absl::flat_hash_map<std::string, uint64_t> by_type_;
 };
 
+// One burst per throwing thread: threads throwing at once are as many
+// events, each naming its thread (a burst of one process would name only
+// its first thrower).
+class ExceptionBursts {
+ public:
+  void Add(uint64_t ns, uint64_t thread_id, const std::string& type,
+           DotnetEventsSummary* summary) {
+    // Thread ids come from the target: bound the bursts open at once.
+    if (by_thread_.size() >= kMaxOpenBursts && !by_thread_.contains(thread_id)) {
+      CloseAll(summary);
+    }
+    by_thread_[thread_id].Add(ns, thread_id, type, summary);
+  }
+
+  void CloseAll(DotnetEventsSummary* summary) {
+    // In thread order: the timeline's order cannot depend on the map's.
+    std::vector<uint64_t> threads;
+    threads.reserve(by_thread_.size());
+    for (const auto& [thread, burst] : by_thread_) threads.push_back(thread);
+    std::sort(threads.begin(), threads.end());
+    for (uint64_t thread : threads) by_thread_[thread].Close(summary);
+    by_thread_.clear();
+  }
+
+ private:
+  static constexpr size_t kMaxOpenBursts = 4096;
+  absl::flat_hash_map<uint64_t, ExceptionBurst> by_thread_;
+};
+
 }  // namespace
 
 std::string GcReasonName(uint32_t reason) {
@@ -144,7 +175,7 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
   int64_t suspended_at = 0;
   uint64_t suspending_thread = 0;
   std::string gc_in_pause;  // the GC that started during the suspension
-  ExceptionBurst burst;
+  ExceptionBursts bursts;
   absl::flat_hash_map<uint64_t, int64_t> jitting_since;  // by method id, bounded below
   constexpr size_t kMaxJittingAtOnce = 1 << 16;
   int64_t last_timestamp = trace.sync_time_qpc;
@@ -205,7 +236,7 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
       case RuntimeEventId::kExceptionThrown:
         if (auto ex = Ok(DecodeExceptionThrown(e.payload, m.version, trace.pointer_size))) {
           ++summary->exceptions.count;
-          burst.Add(reader.ToMonotonicNs(e.timestamp), e.thread_id, ex->type, summary);
+          bursts.Add(reader.ToMonotonicNs(e.timestamp), e.thread_id, ex->type, summary);
           // Type names come from the target: bound how many are kept.
           if (summary->exceptions.by_type.size() < 1000 ||
               summary->exceptions.by_type.count(ex->type) > 0) {
@@ -267,8 +298,8 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
         break;
     }
   }
-  burst.Close(summary);
-  // Bursts close when the next throw comes, GC pauses when they end: keep
+  bursts.CloseAll(summary);
+  // Bursts close when their thread's next throw comes, GC pauses when they end: keep
   // the lane in time order.
   std::stable_sort(summary->timeline.begin(), summary->timeline.end(),
                    [](const TimelineEvent& a, const TimelineEvent& b) {

@@ -52,14 +52,18 @@ struct DotnetEventsSummary {
   } threadpool;
   uint64_t events = 0;
   // What happened when, for the time axis (profile.html's events lane,
-  // perf_script.out's runtime events), in time order: each GC's pause and
-  // each burst of exceptions. Not in metadata.json.
+  // nowhere in perf_script.out, whose readers count every record as CPU),
+  // in time order: each GC's pause and each thread's burst of exceptions.
+  // Not in metadata.json.
   struct TimelineEvent {
     enum class Kind { kGcPause, kExceptions };
     Kind kind = Kind::kGcPause;
     uint64_t start_ns = 0;     // CLOCK_MONOTONIC, as the samples' times
     uint64_t duration_ns = 0;  // a GC's pause; a burst's first to last throw
-    uint64_t thread_id = 0;    // the thread that suspended or threw first
+    // The nettrace event's thread id: the thread that suspended the runtime
+  // (a GC), or threw (a burst is one thread's). The runtime's own id, the
+  // thread's tid in the process's pid namespace.
+  uint64_t thread_id = 0;
     uint64_t count = 1;        // exceptions in a burst
     std::string label;  // "gen2 Induced GC, 3.2 ms paused", "3 x App.Error thrown"
   };
@@ -70,8 +74,8 @@ struct DotnetEventsSummary {
   absl::Status read_error;
 };
 
-// Exceptions of one process each thrown within this of the one before are
-// one burst on the time axis.
+// Exceptions one thread throws each within this of its one before are one
+// burst on the time axis (threads throwing at once are a burst each).
 inline constexpr uint64_t kExceptionBurstGapNs = 10'000'000;
 // The timeline's bound per process (the stream is the target's).
 inline constexpr size_t kMaxTimelineEvents = 100'000;

@@ -67,8 +67,9 @@ using nettrace::testing_nettrace::GcStartPayload;
 using nettrace::testing_nettrace::MetadataPayload;
 using nettrace::testing_nettrace::Writer;
 
-// A GC's suspension (gen2, induced) and four exceptions: three within 10 ms
-// of each other, one 50 ms later. Times in ns (the stream's frequency).
+// A GC's suspension (gen2, induced) by thread 501 and four exceptions:
+// three within 10 ms of each other (two by thread 777, one by 778 between
+// them), one by 777 50 ms later. Times in ns (the stream's frequency).
 std::string TimelineStream() {
   Writer w;
   std::string meta = BlockHeader(true);
@@ -109,22 +110,30 @@ TEST(SummarizeDotnetEventsTest, TheTimelineHoldsEachPauseAndEachBurstOfException
   ASSERT_TRUE(s.read_error.ok()) << s.read_error;
   EXPECT_EQ(s.gc.count, 1u);
   EXPECT_EQ(s.exceptions.count, 4u);
-  ASSERT_EQ(s.timeline.size(), 3u);
+  ASSERT_EQ(s.timeline.size(), 4u);
   using Kind = DotnetEventsSummary::TimelineEvent::Kind;
   EXPECT_EQ(s.timeline[0].kind, Kind::kGcPause);
   EXPECT_EQ(s.timeline[0].start_ns, 2'000'000u);
   EXPECT_EQ(s.timeline[0].duration_ns, 3'100'000u);
   EXPECT_EQ(s.timeline[0].thread_id, 501u);
   EXPECT_EQ(s.timeline[0].label, "gen2 Induced GC, 3.1 ms paused");
+  // Each thread's throws are its own burst, named after it: 777's two
+  // within 10 ms, then 778's one between them.
   EXPECT_EQ(s.timeline[1].kind, Kind::kExceptions);
   EXPECT_EQ(s.timeline[1].start_ns, 10'000'000u);
   EXPECT_EQ(s.timeline[1].duration_ns, 10'000'000u);
-  EXPECT_EQ(s.timeline[1].count, 3u);
+  EXPECT_EQ(s.timeline[1].count, 2u);
   EXPECT_EQ(s.timeline[1].thread_id, 777u);
-  EXPECT_EQ(s.timeline[1].label, "3 thrown, mostly App.A");
-  EXPECT_EQ(s.timeline[2].start_ns, 70'000'000u);
-  EXPECT_EQ(s.timeline[2].duration_ns, 0u);
+  EXPECT_EQ(s.timeline[1].label, "2 thrown, mostly App.A");
+  EXPECT_EQ(s.timeline[2].kind, Kind::kExceptions);
+  EXPECT_EQ(s.timeline[2].start_ns, 15'000'000u);
+  EXPECT_EQ(s.timeline[2].count, 1u);
+  EXPECT_EQ(s.timeline[2].thread_id, 778u);
   EXPECT_EQ(s.timeline[2].label, "App.A thrown");
+  EXPECT_EQ(s.timeline[3].start_ns, 70'000'000u);
+  EXPECT_EQ(s.timeline[3].duration_ns, 0u);
+  EXPECT_EQ(s.timeline[3].thread_id, 777u);
+  EXPECT_EQ(s.timeline[3].label, "App.A thrown");
 }
 
 }  // namespace

@@ -60,16 +60,6 @@ std::vector<std::pair<uint32_t, const DotnetEventsSummary::TimelineEvent*>> Merg
   return merged;
 }
 
-std::vector<PerfScriptEvent> PerfScriptEventsOf(const DotnetEventsOutput& events) {
-  std::vector<PerfScriptEvent> out;
-  for (const auto& [pid, e] : MergedDotnetTimeline(events)) {
-    const bool gc = e->kind == DotnetEventsSummary::TimelineEvent::Kind::kGcPause;
-    out.push_back({e->start_ns, pid, gc ? "dotnet:gc" : "dotnet:exceptions",
-                   absl::StrCat("[.NET ", e->label, "]")});
-  }
-  return out;
-}
-
 std::string DotnetEventsHeadlines(const DotnetEventsOutput& events) {
   std::vector<std::string> lines;
   for (const auto& s : events.summaries) {

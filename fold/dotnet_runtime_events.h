@@ -13,7 +13,6 @@
 
 #include "base/run_log.h"
 #include "fold/dotnet_events_summary.h"
-#include "fold/perf_script_writer.h"
 
 namespace profcpu::fold {
 
@@ -31,10 +30,6 @@ DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log);
 // The pointers are into `events`.
 std::vector<std::pair<uint32_t, const DotnetEventsSummary::TimelineEvent*>> MergedDotnetTimeline(
     const DotnetEventsOutput& events);
-
-// Every process's timeline as perf_script.out's events ("dotnet:gc",
-// "dotnet:exceptions").
-std::vector<PerfScriptEvent> PerfScriptEventsOf(const DotnetEventsOutput& events);
 
 // One headline per process, "; "-joined, prefixed with the pid when several.
 std::string DotnetEventsHeadlines(const DotnetEventsOutput& events);

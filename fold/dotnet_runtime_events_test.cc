@@ -81,20 +81,19 @@ TEST_F(DotnetRuntimeEventsTest, ReadsEachProcessInPidOrderAndMergesTheirTimeline
   EXPECT_EQ(out.summaries[0].pid, 7u);
   EXPECT_EQ(out.summaries[1].pid, 42u);
 
-  std::vector<PerfScriptEvent> script = PerfScriptEventsOf(out);
-  ASSERT_EQ(script.size(), 4u);
-  EXPECT_EQ(script[0].time_ns, 2'000'000u);
-  EXPECT_EQ(script[0].pid, 42u);
-  EXPECT_EQ(script[0].event, "dotnet:gc");
-  EXPECT_EQ(script[0].frame, "[.NET gen2 Induced GC, 3.1 ms paused]");
-  EXPECT_EQ(script[1].time_ns, 10'000'000u);
-  EXPECT_EQ(script[1].pid, 7u);
-  EXPECT_EQ(script[2].time_ns, 20'000'000u);
-  EXPECT_EQ(script[2].pid, 42u);
-  EXPECT_EQ(script[2].event, "dotnet:exceptions");
-  EXPECT_EQ(script[2].frame, "[.NET App.A thrown]");
-  EXPECT_EQ(script[3].pid, 7u);
-  EXPECT_EQ(script[3].frame, "[.NET App.B thrown]");
+  std::vector<std::pair<uint32_t, const DotnetEventsSummary::TimelineEvent*>> merged =
+      MergedDotnetTimeline(out);
+  ASSERT_EQ(merged.size(), 4u);
+  EXPECT_EQ(merged[0].second->start_ns, 2'000'000u);
+  EXPECT_EQ(merged[0].first, 42u);
+  EXPECT_EQ(merged[0].second->label, "gen2 Induced GC, 3.1 ms paused");
+  EXPECT_EQ(merged[1].second->start_ns, 10'000'000u);
+  EXPECT_EQ(merged[1].first, 7u);
+  EXPECT_EQ(merged[2].second->start_ns, 20'000'000u);
+  EXPECT_EQ(merged[2].first, 42u);
+  EXPECT_EQ(merged[2].second->label, "App.A thrown");
+  EXPECT_EQ(merged[3].first, 7u);
+  EXPECT_EQ(merged[3].second->label, "App.B thrown");
 
   EXPECT_EQ(DotnetEventsHeadlines(out),
             absl::StrCat("process 7: ", DotnetEventsHeadline(out.summaries[0]),
@@ -122,7 +121,7 @@ TEST_F(DotnetRuntimeEventsTest, NoEventsFolderNoProcesses) {
   DotnetEventsOutput out = ReadDotnetEvents(dir_ + "/elsewhere", &log);
   EXPECT_TRUE(out.files.empty());
   EXPECT_TRUE(DotnetEventsHeadlines(out).empty());
-  EXPECT_TRUE(PerfScriptEventsOf(out).empty());
+  EXPECT_TRUE(MergedDotnetTimeline(out).empty());
 }
 
 }  // namespace

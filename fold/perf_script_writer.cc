@@ -70,10 +70,9 @@ class Cache {
   std::vector<bool> location_done_;
 };
 
-// An upper bound of the bytes the samples and runtime events take (their
-// frame lines exactly, the headers at their widest).
-uint64_t SizeBound(const Profile& profile, const std::vector<PerfScriptEvent>& events,
-                   int event_width, Cache* cache) {
+// An upper bound of the bytes the samples take (their frame lines exactly,
+// the headers at their widest).
+uint64_t SizeBound(const Profile& profile, int event_width, Cache* cache) {
   // " %5d/%-5d [%03d] " 36, "%5lu.%06lu" 27, ": %10lu " 23, ": \n" 3, a space
   // after a short comm, the blank line: at most 91 bytes besides names.
   constexpr uint64_t kHeaderBytes = 96;
@@ -93,10 +92,6 @@ uint64_t SizeBound(const Profile& profile, const std::vector<PerfScriptEvent>& e
     }
     total += comm_bytes + kHeaderBytes + static_cast<uint64_t>(event_width) +
              stack_bytes[sample.stack];
-  }
-  for (const PerfScriptEvent& e : events) {
-    // A comm, a header, "\t 0 FRAME (MODULE)\n": sanitizing at most quadruples.
-    total += 256 + kHeaderBytes + e.event.size() + 4 * e.frame.size();
   }
   return total;
 }
@@ -153,67 +148,6 @@ void AppendGapFillers(const std::vector<GapFiller>& fillers, uint64_t spacing_ns
   }
 }
 
-// The runtime events among the samples: which are due, and their text.
-class RuntimeEvents {
- public:
-  RuntimeEvents(const Profile& profile, const std::vector<PerfScriptEvent>& events, Cache* cache)
-      : events_(events), cache_(cache) {
-    if (events_.empty()) return;
-    // The process's name: its main thread's comm (others name themselves,
-    // ".NET EventPipe"), else its first sample's.
-    for (const Sample& sample : profile.samples()) {
-      if (sample.tid == sample.pid) {
-        comm_of_pid_.insert_or_assign(sample.pid, sample.comm);
-      } else {
-        comm_of_pid_.try_emplace(sample.pid, sample.comm);
-      }
-    }
-  }
-
-  int EventWidth() const {
-    int width = 0;
-    for (const PerfScriptEvent& e : events_) {
-      width = std::max(width, static_cast<int>(e.event.size()));
-    }
-    return width;
-  }
-
-  // Events before the first sample are dropped (see PerfScriptWriteOptions).
-  void SkipBefore(uint64_t first_sample_ns) {
-    while (next_ < events_.size() && events_[next_].time_ns < first_sample_ns) ++next_;
-  }
-
-  // The next event if it comes before `time_ns` (all with UINT64_MAX), as a
-  // sample of period 1 on CPU 0 carrying `event` (a string id, for the
-  // PerfView export's filler after it); nullptr if none.
-  const PerfScriptEvent* NextBefore(uint64_t time_ns, uint32_t event, Sample* as_sample) {
-    if (next_ >= events_.size() || events_[next_].time_ns >= time_ns) return nullptr;
-    const PerfScriptEvent& e = events_[next_++];
-    *as_sample = Sample();
-    as_sample->time_ns = e.time_ns;
-    as_sample->pid = as_sample->tid = e.pid;
-    as_sample->period = 1;
-    as_sample->event = event;
-    return &e;
-  }
-
-  void Append(const PerfScriptEvent& e, const Sample& as_sample, int event_width,
-              std::string* out) {
-    auto comm = comm_of_pid_.find(e.pid);
-    AppendSampleHeader(comm == comm_of_pid_.end() ? "dotnet" : cache_->Comm(comm->second),
-                       as_sample, SanitizeEvent(e.event), event_width, out);
-    out->append("\t               0 ");
-    AppendSanitized(e.frame, out);
-    absl::StrAppend(out, " (", kPerfScriptEventModule, ")\n\n");
-  }
-
- private:
-  const std::vector<PerfScriptEvent>& events_;
-  Cache* cache_;
-  absl::flat_hash_map<uint32_t, uint32_t> comm_of_pid_;  // pid -> comm (string id)
-  size_t next_ = 0;
-};
-
 }  // namespace
 
 absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOptions& options,
@@ -225,8 +159,7 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
   PerfViewGaps gaps(spacing_ns);
   std::vector<GapFiller> fillers;
   // perf pads event names to the longest one in the file.
-  RuntimeEvents events(profile, options.events, &cache);
-  int event_width = events.EventWidth();
+  int event_width = 0;
   uint32_t last_event = UINT32_MAX;
   for (const Sample& sample : profile.samples()) {
     if (sample.event == last_event) continue;  // runs of one event: no lookup
@@ -236,29 +169,10 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
   SampleHeaders headers(&cache, event_width);
   // perf's own text has no fillers; its size is known well enough up front.
   if (spacing_ns == 0) {
-    out->Preallocate(out->buffer()->size() + SizeBound(profile, options.events, event_width,
-                                                       &cache));
+    out->Preallocate(out->buffer()->size() + SizeBound(profile, event_width, &cache));
   }
-  if (!profile.samples().empty()) events.SkipBefore(profile.samples().front().time_ns);
-  // A runtime event is one more record for PerfView's weighing: the export
-  // closes it one spacing later, as a sample.
-  auto write_events_before = [&](uint64_t time_ns, uint32_t event, std::string* buffer) {
-    Sample as_sample;
-    while (const PerfScriptEvent* e = events.NextBefore(time_ns, event, &as_sample)) {
-      if (spacing_ns != 0) {
-        gaps.Before(as_sample, &fillers);
-        AppendGapFillers(fillers, spacing_ns, &cache, event_width, buffer);
-      }
-      events.Append(*e, as_sample, event_width, buffer);
-    }
-  };
-  bool first = true;
   for (const Sample& sample : profile.samples()) {
     std::string* buffer = out->buffer();
-    // After the first sample: FlameScope needs a sample first, and
-    // stackcollapse-perf.pl keeps the first event name it meets.
-    if (!first) write_events_before(sample.time_ns, sample.event, buffer);
-    first = false;
     if (spacing_ns != 0) {
       gaps.Before(sample, &fillers);
       AppendGapFillers(fillers, spacing_ns, &cache, event_width, buffer);
@@ -269,9 +183,6 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
     }
     buffer->push_back('\n');
     out->MaybeFlush();
-  }
-  if (!profile.samples().empty()) {
-    write_events_before(UINT64_MAX, profile.samples().back().event, out->buffer());
   }
   if (spacing_ns != 0) {
     gaps.Finish(&fillers);

@@ -9,6 +9,10 @@
 //
 // Samples are written in the Profile's order (time order), streamed through
 // an OutputBuffer. Names are sanitized as perf_script_format.h describes.
+// Nothing but samples: FlameScope, speedscope, stackcollapse-perf.pl and
+// PerfView count every record as one (whatever its event name), so a
+// runtime's events (.NET GC pauses, exceptions) are not written here; they
+// are on profile.html's lane, and PerfView opens dotnet/PID.nettrace itself.
 // The PerfView export is the same text in PerfView's dialect (below).
 #ifndef PROFCPU_FOLD_PERF_SCRIPT_WRITER_H_
 #define PROFCPU_FOLD_PERF_SCRIPT_WRITER_H_
@@ -37,30 +41,8 @@ struct PerfScriptHeader {
   std::vector<std::pair<std::string, std::string>> extra;
 };
 
-// A runtime's event beside the samples (a .NET GC pause or burst of
-// exceptions, fold/dotnet_events_summary.h): a record of one
-// frame naming it, at its time among the samples, with its own event name
-// ("dotnet:gc"): FlameScope shows it in its time range (one sample of the
-// frame), PerfView as the frame "dotnet-events!.NET ..." in its process (the
-// PerfView export closes it one spacing later, as a sample, so it weighs
-// that), and stackcollapse-perf.pl, which keeps the first event name it
-// meets (a sample's), leaves it out.
-struct PerfScriptEvent {
-  uint64_t time_ns = 0;  // CLOCK_MONOTONIC, as samples
-  uint32_t pid = 0;      // written as pid/pid, under that process's comm
-  std::string event;     // "dotnet:gc", "dotnet:exceptions"
-  std::string frame;     // "[.NET gen2 Induced GC, 3.1 ms paused]"
-};
-// The module of an event's frame line.
-inline constexpr char kPerfScriptEventModule[] = "[dotnet-events]";
-
 struct PerfScriptWriteOptions {
   std::optional<PerfScriptHeader> header;
-  // In time order. Each is written before the first sample at or after its
-  // time (period 1: a reader that sums periods weighs it as one sample); one
-  // earlier than every sample is left out, as FlameScope takes the first
-  // record's time as the start.
-  std::vector<PerfScriptEvent> events;
   // Non-zero: the text for PerfView's reader (the -format perfview export),
   // not perf's: frames in FrameDialect::kPerfView (no offsets), and a filler
   // sample this long after each sample closes its time (perfview_gaps.h).

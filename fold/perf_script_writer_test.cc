@@ -118,37 +118,6 @@ TEST(PerfScriptWriterTest, EveryLineParsesForFlameScopeAndStackcollapse) {
   }
 }
 
-TEST(PerfScriptWriterTest, RuntimeEventsGoAmongTheSamplesByTime) {
-  ProfileMaker m;
-  uint32_t j = m.Location(0x7f1234567890, false, "/tmp/perf-42.map", {{"App::Run()", 0x20}});
-  for (uint64_t second : {1, 2, 3}) {
-    m.Sample("dotnet", 42, 43, 1, second * 1'000'000'000, 1000, "cpu-clock", {j});
-  }
-  PerfScriptWriteOptions options;
-  options.events = {{500'000'000, 42, "dotnet:gc", "[.NET before the first sample]"},
-                    {1'500'000'000, 42, "dotnet:gc", "[.NET gen0 AllocSmall GC, 1.0 ms paused]"},
-                    {2'500'000'000, 42, "dotnet:exceptions", "[.NET 3 x App.Error thrown]"},
-                    {4'000'000'000, 7, "dotnet:gc", "[.NET gen2 Induced GC, 9.0 ms paused]"}};
-  const std::string text = FormatPerfScript(m.profile(), options);
-  EXPECT_EQ(text,
-            "dotnet    42/43    [001]     1.000000:       1000         cpu-clock: \n"
-            "\t    7f1234567890 App::Run()+0x20 (/tmp/perf-42.map)\n\n"
-            "dotnet    42/42    [000]     1.500000:          1         dotnet:gc: \n"
-            "\t               0 [.NET gen0 AllocSmall GC, 1.0 ms paused] ([dotnet-events])\n\n"
-            "dotnet    42/43    [001]     2.000000:       1000         cpu-clock: \n"
-            "\t    7f1234567890 App::Run()+0x20 (/tmp/perf-42.map)\n\n"
-            "dotnet    42/42    [000]     2.500000:          1 dotnet:exceptions: \n"
-            "\t               0 [.NET 3 x App.Error thrown] ([dotnet-events])\n\n"
-            "dotnet    42/43    [001]     3.000000:       1000         cpu-clock: \n"
-            "\t    7f1234567890 App::Run()+0x20 (/tmp/perf-42.map)\n\n"
-            "dotnet     7/7     [000]     4.000000:          1         dotnet:gc: \n"
-            "\t               0 [.NET gen2 Induced GC, 9.0 ms paused] ([dotnet-events])\n\n");
-  ExpectFlameScopeParses(text);
-  // Without events the text is what it was.
-  EXPECT_EQ(FormatPerfScript(m.profile(), PerfScriptWriteOptions()).find("dotnet:"),
-            std::string::npos);
-}
-
 // A one-byte comm before a pid wider than %5d pads ("a 4194303/...") would
 // be read as part of a longer comm by the /^(\S.+?)\s+(\d+)/ header pattern.
 TEST(PerfScriptWriterTest, OneByteCommWithAWidePidReadsBack) {

@@ -92,7 +92,7 @@ class Builder {
     if (summary.samples == 0) summary.first_sample_ns = sample.time_ns;
     summary.last_sample_ns = sample.time_ns;
     ++summary.samples;
-    if (sample.truncated) ++summary.truncated_stacks;
+    if (sample.truncated) ++summary.depth_limit_stacks;
 
     stack_.clear();
     AddChain(sample.pid, sample.time_ns, sample.kernel_ips, /*kernel=*/true);
@@ -120,14 +120,10 @@ class Builder {
     const uint64_t mask = summary.header.user_regs_mask;
     if (options_.unwinder != nullptr) {
       symbolize::UnwoundStack unwound = options_.unwinder->Unwind(sample, mask, spaces_);
-      if (unwound.truncated) {
-        ++summary.dwarf_truncated;
-        ++summary.truncated_stacks;
-      }
+      if (unwound.truncated) ++summary.dwarf_truncated;
       return std::move(unwound.ips);
     }
     ++summary.dwarf_not_unwound;
-    ++summary.truncated_stacks;
     std::optional<uint64_t> ip = symbolize::UserRegister(sample, mask, kPerfRegIp);
     return ip.has_value() ? std::vector<uint64_t>{*ip} : std::vector<uint64_t>{};
   }
@@ -138,7 +134,14 @@ class Builder {
   const std::vector<uint64_t>& RepairChain(const symbolize::UserStackCopy& copy,
                                            const std::vector<uint64_t>& chain, uint64_t time_ns) {
     const std::vector<uint64_t>& leaf_repaired = RepairLeaf(copy, chain);
-    return osr_.Repair(copy, leaf_repaired, time_ns, spaces_, &out_->summary.dotnet_osr);
+    const std::vector<uint64_t>& repaired =
+        osr_.Repair(copy, leaf_repaired, time_ns, spaces_, &out_->summary.dotnet_osr);
+    // The leaf repair only adds frames; the OSR repair may only replace one
+    // (it returns its input when it did nothing).
+    if (leaf_repaired.size() > chain.size() || &repaired != &leaf_repaired) {
+      ++out_->summary.stacks_repaired;
+    }
+    return repaired;
   }
 
   // A -callgraph fp+cfi chain with the callers its leaf's frame hid put
@@ -154,7 +157,6 @@ class Builder {
       ++summary.leaf_repaired;
       summary.leaf_frames_added += repaired.ips.size() - chain.size();
     }
-    if (repaired.truncated) ++summary.truncated_stacks;
     repaired_ = std::move(repaired.ips);
     return repaired_;
   }
@@ -163,7 +165,7 @@ class Builder {
   void On(const recording::StackTrace& trace) {
     if (stack_traces_.size() >= kMaxStackTraces && !stack_traces_.contains(trace.id)) return;
     stack_traces_.insert_or_assign(trace.id, trace.ips);
-    if (trace.truncated) ++out_->summary.truncated_stacks;
+    if (trace.truncated) ++out_->summary.depth_limit_stacks;
   }
   void On(const recording::OffCpuSample& off) {
     RecordingSummary& summary = out_->summary;

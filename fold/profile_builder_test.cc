@@ -407,7 +407,7 @@ TEST(ProfileBuilderTest, DwarfSamplesAreUnwoundThroughTheInterface) {
   EXPECT_EQ(unwinder.masks, (std::vector<uint64_t>{0xff01ff, 0xff01ff}));
   EXPECT_EQ(built->summary.dwarf_stacks, 2u);
   EXPECT_EQ(built->summary.dwarf_truncated, 1u);
-  EXPECT_EQ(built->summary.truncated_stacks, 1u);
+  EXPECT_EQ(built->summary.depth_limit_stacks, 0u);  // an unwind that stopped is no depth limit
 
   auto bare = Build(records, "dwarf-bare.rec");
   ASSERT_TRUE(bare.ok());
@@ -415,7 +415,6 @@ TEST(ProfileBuilderTest, DwarfSamplesAreUnwoundThroughTheInterface) {
   EXPECT_EQ(q.stack(q.samples()[0].stack).size(), 2u);  // kernel + the IP
   EXPECT_EQ(q.location(q.stack(q.samples()[0].stack)[1]).address, 0x400010u);
   EXPECT_EQ(bare->summary.dwarf_not_unwound, 2u);
-  EXPECT_EQ(bare->summary.truncated_stacks, 2u);
 }
 
 // .NET on-stack replacement: Main -> Work, Work entered through OSR, whose
@@ -512,6 +511,9 @@ TEST(ProfileBuilderTest, DotnetOsrFramesGetTheirCallerBackFromTheStackCopy) {
   EXPECT_EQ(osr.by_pid.at(10).samples_in_osr, 3u);
   EXPECT_EQ(osr.by_pid.at(10).unrepaired(), 0u);
   EXPECT_EQ(osr.max_copy_bytes_used, 160u);
+  // Each chain the OSR repair changed counts as repaired, though it put a
+  // frame in another's place rather than adding one; pid 20's was not.
+  EXPECT_EQ(built->summary.stacks_repaired, 3u);
   // Named once per location (the leaf, the Tier0 word looked up inside its
   // call, the caller put back), never for pid 20 nor native code.
   EXPECT_EQ(jit.named, (std::vector<std::pair<uint32_t, uint64_t>>{
@@ -532,6 +534,7 @@ TEST(ProfileBuilderTest, DotnetOsrFramesGetTheirCallerBackFromTheStackCopy) {
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->summary.dotnet_osr.by_pid.at(10).samples_in_osr, 2u);
   EXPECT_EQ(plain->summary.dotnet_osr.by_pid.at(10).unrepaired(), 2u);
+  EXPECT_EQ(plain->summary.stacks_repaired, 0u);
   EXPECT_NE(symbolize::OsrWarning(10, plain->summary.dotnet_osr.by_pid.at(10), false), "");
 }
 

@@ -33,15 +33,28 @@ PerfScriptHeader PerfScriptHeaderFor(const RecordingSummary& summary) {
   script_header.event = ModeDescription(summary);
   script_header.samples = summary.samples_kept.value_or(summary.samples);
   script_header.losses = {{"ring buffer full", summary.lost_ring_buffer},
-                          {"dropped by the kernel", summary.lost_dropped},
-                          {"truncated stacks", summary.truncated_stacks}};
+                          {"dropped by the kernel", summary.lost_dropped}};
   if (header.backend == "bpf" || summary.mode != "cpu") {
     script_header.losses.push_back({"BPF ring buffer full", summary.lost_bpf_ring_buffer});
     script_header.losses.push_back({"stacks lost (BPF)", summary.lost_stacks});
     script_header.losses.push_back({"BPF map full", summary.lost_bpf_map_full});
     script_header.losses.push_back({"off-CPU stays never ended", summary.lost_offcpu_unended});
   }
-  script_header.extra = {{"hostname", header.hostname}, {"os release", header.kernel_release}};
+  // Samples all present, their stacks short of the thread's root.
+  const StackEnds& ends = summary.stack_ends;
+  std::string cut = absl::StrCat(ends.cut_short);
+  for (size_t i = 0; i < ends.cut_by_module.size() && i < 3; ++i) {
+    absl::StrAppend(&cut, i == 0 ? " (" : ", ", ends.cut_by_module[i].second, " in ",
+                    ends.cut_by_module[i].first);
+  }
+  if (!ends.cut_by_module.empty()) cut.push_back(')');
+  script_header.extra = {{"stacks cut short (outermost frame not a thread root)", cut}};
+  if (header.callgraph == "fp+cfi") {
+    script_header.extra.push_back({"stacks repaired from their stack copy",
+                                   absl::StrCat(summary.stacks_repaired)});
+  }
+  script_header.extra.push_back({"hostname", header.hostname});
+  script_header.extra.push_back({"os release", header.kernel_release});
   return script_header;
 }
 
@@ -58,7 +71,8 @@ std::string SummaryLine(const RecordingSummary& s, const UnknownFrames& unknown)
                     absl::SixDigits(static_cast<double>(s.offcpu_ns) / 1e9), " s blocked)");
   }
   if (s.lost_stacks > 0) absl::StrAppend(&line, ", ", s.lost_stacks, " stacks lost");
-  if (s.truncated_stacks > 0) absl::StrAppend(&line, ", ", s.truncated_stacks, " truncated stacks");
+  line.append(DescribeCutStacks(s.stack_ends));
+  if (s.stacks_repaired > 0) absl::StrAppend(&line, ", ", s.stacks_repaired, " repaired");
   line.append(DescribeUnknownFrames(unknown));
   return line;
 }

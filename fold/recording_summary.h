@@ -12,6 +12,7 @@
 
 #include "fold/dotnet_osr_replay.h"
 #include "fold/perf_script_writer.h"
+#include "fold/stack_ends.h"
 #include "fold/unknown_frames.h"
 #include "recording/records.h"
 
@@ -29,11 +30,12 @@ struct RecordingSummary {
   uint64_t lost_ring_buffer = 0;  // samples/records the kernel could not queue
   uint64_t lost_dropped = 0;      // samples the kernel dropped (LOST_SAMPLES)
   uint64_t throttle_events = 0;
-  uint64_t truncated_stacks = 0;  // call chains cut at the kernel's depth limit
-                                  // or DWARF unwinds that stopped early
+  // Call chains the kernel (or the recording's own bound, or a BPF stack's
+  // size) stopped at its depth limit: their leaf-most frames are kept.
+  uint64_t depth_limit_stacks = 0;
   // -callgraph dwarf: samples with a user stack to unwind, how many of those
-  // unwinds stopped before the outermost frame (also in truncated_stacks),
-  // and how many could not be unwound at all (no unwinder: only their IP).
+  // unwinds stopped before the outermost frame, and how many could not be
+  // unwound at all (no unwinder: only their IP).
   uint64_t dwarf_stacks = 0;
   uint64_t dwarf_truncated = 0;
   uint64_t dwarf_not_unwound = 0;
@@ -42,6 +44,9 @@ struct RecordingSummary {
   uint64_t leaf_repair_stacks = 0;
   uint64_t leaf_repaired = 0;
   uint64_t leaf_frames_added = 0;
+  // -callgraph fp+cfi: chains that got frames back from their stack copy,
+  // by the leaf repair, the .NET OSR repair or both (each chain once).
+  uint64_t stacks_repaired = 0;
   // Stacks through .NET code entered by on-stack replacement, per process:
   // repaired from the copy (fp+cfi) or only counted (dotnet_osr_replay.h).
   DotnetOsrCounts dotnet_osr;
@@ -64,6 +69,9 @@ struct RecordingSummary {
   // postprocess's filters (-pid, -comm, -from/-to...): of `samples`, those the
   // outputs hold, counted alike (ShapeProfile); absent without filters.
   std::optional<uint64_t> samples_kept;
+  // Whether the stacks the outputs hold reach their thread's root
+  // (stack_ends.h): counted once they are shaped and named, not by the replay.
+  StackEnds stack_ends;
 };
 
 // What was measured: the event and rate, and for BPF and off-CPU runs what
@@ -72,12 +80,13 @@ struct RecordingSummary {
 std::string ModeDescription(const RecordingSummary& summary);
 
 // perf_script.out's header: target, sampling, every loss counted (the BPF
-// ones only where BPF took part), host and kernel.
+// ones only where BPF took part), the stacks cut short and repaired (none
+// of them lost: every sample is in the text), host and kernel.
 PerfScriptHeader PerfScriptHeaderFor(const RecordingSummary& summary);
 
 // One line for stderr and the log: samples (those the filters kept, of how
-// many), losses, off-CPU time, stacks lost or cut, unknown frames and where
-// most are.
+// many), losses, off-CPU time, stacks lost (BPF), stacks cut short and where
+// they stopped, stacks repaired, unknown frames and where most are.
 std::string SummaryLine(const RecordingSummary& summary, const UnknownFrames& unknown);
 
 }  // namespace profcpu::fold

@@ -9,7 +9,7 @@ std::vector<PageEvent> PageEventsOf(const fold::DotnetEventsOutput& events, uint
     const bool gc = e->kind == fold::DotnetEventsSummary::TimelineEvent::Kind::kGcPause;
     out.push_back({static_cast<double>(e->start_ns - start_ns) / 1e9,
                    static_cast<double>(e->duration_ns) / 1e9, gc ? "gc" : "exception", pid,
-                   e->label});
+                   e->label, e->thread_id});
   }
   return out;
 }

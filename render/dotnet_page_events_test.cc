@@ -14,8 +14,9 @@ namespace {
 using TimelineEvent = fold::DotnetEventsSummary::TimelineEvent;
 
 TimelineEvent Event(TimelineEvent::Kind kind, uint64_t start_ns, uint64_t duration_ns,
-                    std::string label) {
+                    std::string label, uint64_t thread_id = 0) {
   TimelineEvent e;
+  e.thread_id = thread_id;
   e.kind = kind;
   e.start_ns = start_ns;
   e.duration_ns = duration_ns;
@@ -33,7 +34,7 @@ TEST(PageEventsOfTest, EveryProcessInTimeOrderFromTimeZero) {
   events.summaries[1].pid = 42;
   events.summaries[1].timeline = {
       Event(TimelineEvent::Kind::kGcPause, 500'000'000, 0, "before time 0"),
-      Event(TimelineEvent::Kind::kExceptions, 2'500'000'000, 500'000'000, "3 thrown")};
+      Event(TimelineEvent::Kind::kExceptions, 2'500'000'000, 500'000'000, "3 thrown", 26)};
   std::vector<PageEvent> page = PageEventsOf(events, 1'000'000'000);
   ASSERT_EQ(page.size(), 3u);
   EXPECT_EQ(page[0].t, 0);
@@ -45,6 +46,8 @@ TEST(PageEventsOfTest, EveryProcessInTimeOrderFromTimeZero) {
   EXPECT_EQ(page[1].d, 0.5);
   EXPECT_EQ(page[1].kind, "exception");
   EXPECT_EQ(page[1].pid, 42u);
+  // The thread the runtime reported it from, not the process.
+  EXPECT_EQ(page[1].tid, 26u);
   EXPECT_EQ(page[2].t, 3);
   EXPECT_EQ(page[2].label, "App.A thrown");
 }

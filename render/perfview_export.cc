@@ -6,6 +6,7 @@
 #include "absl/strings/strip.h"
 #include "archive/archive.h"
 #include "base/status_macros.h"
+#include "fold/perf_script_writer.h"
 #include "fold/perfview_gaps.h"
 
 namespace profcpu::render {
@@ -22,15 +23,12 @@ std::string PerfViewArchiveName(const std::string& dir) {
 
 absl::StatusOr<std::string> WritePerfViewExport(const std::string& dir,
                                                 const fold::RecordingSummary& summary,
-                                                const fold::Profile& profile,
-                                                const std::vector<fold::PerfScriptEvent>& events,
-                                                base::RunLog* log) {
+                                                const fold::Profile& profile, base::RunLog* log) {
   const std::string zip_name = PerfViewArchiveName(dir);
   const std::string folder = zip_name.substr(0, zip_name.size() - 4);  // NAME.trace
   const std::string text = absl::StrCat(dir, "/.", folder, ".perf.data.txt.tmp");
   fold::PerfScriptWriteOptions options{fold::PerfScriptHeaderFor(summary)};
   options.perfview_spacing_ns = fold::PerfViewSampleSpacingNs(summary.header);
-  options.events = events;
   options.header->extra.push_back(
       {"for PerfView", "'unprofiled' (pid 0) samples end each sample's time one interval "
                        "later on its CPU (PerfView weighs samples by time, not period)"});

@@ -7,11 +7,9 @@
 #define PROFCPU_RENDER_PERFVIEW_EXPORT_H_
 
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
-#include "fold/perf_script_writer.h"
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
 
@@ -21,13 +19,12 @@ namespace profcpu::render {
 // trace ("profcpu.trace.zip" when the folder has no usable name).
 std::string PerfViewArchiveName(const std::string& dir);
 
-// Writes the export into `dir` from the (shaped) profile, with the runtimes'
-// events on its time axis as in perf_script.out. Returns its file name.
+// Writes the export into `dir` from the (shaped) profile: its samples
+// alone, as perf_script.out (PerfView opens dotnet/PID.nettrace for the
+// runtime's events). Returns its file name.
 absl::StatusOr<std::string> WritePerfViewExport(const std::string& dir,
                                                 const fold::RecordingSummary& summary,
-                                                const fold::Profile& profile,
-                                                const std::vector<fold::PerfScriptEvent>& events,
-                                                base::RunLog* log);
+                                                const fold::Profile& profile, base::RunLog* log);
 
 }  // namespace profcpu::render
 

@@ -94,7 +94,7 @@ std::string MetaJson(const PageData& data, const PageMeta& meta) {
   nlohmann::json events = nlohmann::json::array();
   for (const PageEvent& e : meta.events) {
     events.push_back({{"t", e.t}, {"d", e.d}, {"kind", Clean(e.kind)}, {"pid", e.pid},
-                      {"label", Clean(e.label)}});
+                      {"tid", e.tid}, {"label", Clean(e.label)}});
   }
   nlohmann::json json = {
       {"version", 1},

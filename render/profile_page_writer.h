@@ -25,6 +25,10 @@ struct PageEvent {
   std::string kind;       // "gc", "exception"
   uint32_t pid = 0;
   std::string label;
+  // The thread the runtime reported it from (the nettrace event's thread
+  // id: the one that suspended the runtime, or threw), as the process sees
+  // it (its pid namespace's); 0 when unknown.
+  uint64_t tid = 0;
 };
 
 struct PageMeta {

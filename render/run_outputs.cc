@@ -28,8 +28,8 @@ absl::Status WriteExports(const RunOutputsInput& input, const RunOutputOptions& 
     log->Info(absl::StrCat("wrote ", kPprofFile, " (go tool pprof -http=: ", kPprofFile, ")"));
   }
   if (options.perfview) {
-    PROFCPU_ASSIGN_OR_RETURN(std::string zip, WritePerfViewExport(input.dir, summary, *input.profile,
-                                                                  input.script_events, log));
+    PROFCPU_ASSIGN_OR_RETURN(std::string zip,
+                             WritePerfViewExport(input.dir, summary, *input.profile, log));
     written->push_back(std::move(zip));
   }
   return absl::OkStatus();
@@ -53,7 +53,6 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   fold_options.keep_dotnet_tiers = fold_options.keep_anonymous_namespaces = true;
   fold::PerfScriptWriteOptions script_options;
   script_options.header = fold::PerfScriptHeaderFor(summary);
-  script_options.events = input.script_events;
   base::BackgroundTask script_writer([&] {
     return fold::WritePerfScriptFile(profile, script_options, path(recording::kPerfScriptFile));
   });

@@ -38,10 +38,10 @@ struct RunOutputsInput {
   std::string dir;  // the run folder
   const fold::RecordingSummary* summary = nullptr;
   const fold::Profile* profile = nullptr;  // shaped and named
-  // The runtimes' timeline (GC pauses, bursts of exceptions): one-frame
-  // records of perf_script.out and the PerfView export, and profile.html's
-  // events lane (in seconds from the recording's start).
-  std::vector<fold::PerfScriptEvent> script_events;
+  // The runtimes' timeline (GC pauses, bursts of exceptions): profile.html's
+  // events lane (in seconds from the recording's start). Not in
+  // perf_script.out or the PerfView export: their readers count every
+  // record as a CPU sample.
   std::vector<PageEvent> page_events;
   std::string generator;  // "profcpu VERSION", in profile.html
 };

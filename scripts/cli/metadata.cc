@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/time/time.h"
 #include "render/dotnet_events_json.h"
+#include "render/stack_ends_json.h"
 #include "symbolize/dotnet_osr_repair.h"
 #include "symbolize/modules_to_fetch.h"
 
@@ -47,10 +48,11 @@ std::string FormatMetadataJson(const RunFacts& facts) {
                   {"lost_ring_buffer", s.lost_ring_buffer},
                   {"lost_dropped_by_kernel", s.lost_dropped},
                   {"throttle_events", s.throttle_events},
-                  {"truncated_stacks", s.truncated_stacks},
                   {"first_sample_monotonic_ns", s.first_sample_ns},
                   {"last_sample_monotonic_ns", s.last_sample_ns}};
   if (s.samples_kept) j["samples"]["recorded"] = s.samples;
+  // Every sample is present; these say how far their stacks reach.
+  j["stacks"] = render::StackEndsJson(s);
   if (s.mode != "cpu" || h.backend == "bpf") {
     j["samples"]["weight"] = s.microseconds ? "microseconds" : s.weighted ? "samples" : "";
     j["samples"]["offcpu_events"] = s.offcpu_samples;
@@ -61,8 +63,8 @@ std::string FormatMetadataJson(const RunFacts& facts) {
     j["samples"]["lost_offcpu_unended"] = s.lost_offcpu_unended;
   }
   if (s.dwarf_stacks > 0) {
-    // -callgraph dwarf: user stacks unwound after collection; the truncated
-    // ones are also in samples.truncated_stacks.
+    // -callgraph dwarf: user stacks unwound after collection; "truncated":
+    // unwinds that stopped early (their stacks are among stacks.cut_short).
     j["dwarf_unwinding"] = {{"stacks", s.dwarf_stacks},
                             {"truncated", s.dwarf_truncated},
                             {"not_unwound", s.dwarf_not_unwound},

@@ -21,7 +21,10 @@ fold::RecordingSummary Summary() {
   s.finish->stop_reason = "duration";
   s.samples = 500;
   s.lost_ring_buffer = 7;
-  s.truncated_stacks = 2;
+  s.depth_limit_stacks = 2;
+  s.stack_ends.samples = 500;
+  s.stack_ends.cut_short = 30;
+  s.stack_ends.cut_by_module = {{"/usr/lib/libcoreclr.so", 20}, {"[unknown]", 10}};
   recording::ProcessInfo process;
   process.pid = 42;
   process.namespace_pids = {42, 1};
@@ -48,7 +51,13 @@ TEST(MetadataTest, SaysWhatWasProfiledHowAndWhatWasLost) {
   EXPECT_EQ(j["samples"]["total"], 500);
   EXPECT_FALSE(j["samples"].contains("recorded"));
   EXPECT_EQ(j["samples"]["lost_ring_buffer"], 7);
-  EXPECT_EQ(j["samples"]["truncated_stacks"], 2);
+  // Stacks short of their thread's root are present, not lost.
+  EXPECT_FALSE(j["samples"].contains("truncated_stacks"));
+  EXPECT_EQ(j["stacks"]["cut_short"], 30);
+  EXPECT_EQ(j["stacks"]["cut_short_by_module"]["/usr/lib/libcoreclr.so"], 20);
+  EXPECT_EQ(j["stacks"]["cut_short_by_module"]["[unknown]"], 10);
+  EXPECT_EQ(j["stacks"]["at_depth_limit"], 2);
+  EXPECT_FALSE(j["stacks"].contains("repaired"));  // -callgraph fp: nothing repairs
   EXPECT_EQ(j["processes"][0]["command_line"], "dotnet app.dll");
   EXPECT_EQ(j["warnings"][0], "7 samples were lost");
   EXPECT_EQ(j["files"][1], "prof.tar.gz");

@@ -9,6 +9,7 @@
 #include "fold/dotnet_runtime_events.h"
 #include "fold/profile_builder.h"
 #include "fold/profile_shaping.h"
+#include "fold/stack_ends.h"
 #include "recording/recording_reader.h"
 #include "recording/run_folder.h"
 #include "render/dotnet_page_events.h"
@@ -32,9 +33,11 @@ void LogReplay(const fold::BuiltProfile& built, base::RunLog* log) {
 }
 
 // The frames of the samples kept that stayed [unknown], logged, and the
-// native modules among them: what symbol servers are asked for.
+// native modules among them: what symbol servers are asked for; and the
+// stacks that stop short of their thread's root (names decide that too).
 void CountUnknown(const fold::Profile& profile, const std::vector<symbolize::Module>& modules,
                   base::RunLog* log, PipelineResult* result) {
+  result->summary.stack_ends = fold::CountStackEnds(profile);
   result->unknown_frames = fold::CountUnknownFrames(profile);
   fold::LogUnknownFrames(result->unknown_frames, log);
   result->unknown_modules =
@@ -97,13 +100,13 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   profile.SetModules(std::move(built.modules));
 
   // -> the outputs, with the .NET runtimes' events (dotnet/PID.nettrace) on
-  // the time axis of perf_script.out and profile.html.
+  // profile.html's time axis (never in perf_script.out, whose every record
+  // readers count as a CPU sample).
   result.dotnet_events = fold::ReadDotnetEvents(dir, log);
   render::RunOutputsInput input;
   input.dir = dir;
   input.summary = &summary;
   input.profile = &profile;
-  input.script_events = fold::PerfScriptEventsOf(result.dotnet_events);
   input.page_events = render::PageEventsOf(result.dotnet_events, summary.header.start_time_ns);
   input.generator = absl::StrCat("profcpu ", kProfcpuVersion);
   PROFCPU_ASSIGN_OR_RETURN(render::WrittenOutputs written,

@@ -106,7 +106,10 @@ class DwarfCallgraphTest(unittest.TestCase):
         self.assertGreater(unwinding["stacks"], 100)
         self.assertEqual(unwinding["not_unwound"], 0)
         self.assertLess(unwinding["truncated"], unwinding["stacks"] * 0.1)
-        self.assertGreaterEqual(meta["samples"]["truncated_stacks"], unwinding["truncated"])
+        # Unwinds that stopped early leave stacks short of their thread's
+        # root; whole DWARF unwinds reach it (clone3, _start), so few are cut.
+        self.assertNotIn("truncated_stacks", meta["samples"])
+        self.assertLess(meta["stacks"]["cut_short"], unwinding["stacks"] * 0.1, meta["stacks"])
         self.assertEqual(meta["recording_format_version"], 3)
 
     def test_archive_replays_the_same_stacks_elsewhere(self):

@@ -251,7 +251,8 @@ Heatmap.prototype.installEventHandlers = function () {
     var lines = [];
     events.slice(0, EVENTS_IN_TOOLTIP).reverse().forEach(function (event) {
       lines.push(event.kind + ": " + event.label + " (at " + formatSeconds(event.t) +
-                 (event.d >= 0.001 ? " for " + formatSeconds(event.d) : "") + ", pid " + event.pid + ")");
+                 (event.d >= 0.001 ? " for " + formatSeconds(event.d) : "") + ", pid " + event.pid +
+                 (event.tid > 0 ? ", tid " + event.tid : "") + ")");
     });
     if (events.length > EVENTS_IN_TOOLTIP) {
       lines.push("and " + (events.length - EVENTS_IN_TOOLTIP) + " more here");
@@ -268,6 +269,6 @@ function cleanEvents(events) {
     return e && isFinite(e.t) && e.t >= 0 && isFinite(e.d) && e.d >= 0;
   }).map(function (e) {
     return { t: Number(e.t), d: Number(e.d), kind: String(e.kind || "event"),
-             pid: Number(e.pid) || 0, label: String(e.label || "") };
+             pid: Number(e.pid) || 0, tid: Number(e.tid) || 0, label: String(e.label || "") };
   });
 }

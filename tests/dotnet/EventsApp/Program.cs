@@ -1,7 +1,8 @@
 // Usage: EventsApp SECONDS RATE
 //        EventsApp read FILE.nettrace
-// RATE times a second: GC.Collect(), throw and catch a TestException, and
-// jit a new DynamicMethod named EventsAppDynamicN; two threads also fight
+// RATE times a second: GC.Collect(), throw and catch a TestException (the
+// main thread and a thread named "Thrower" take turns), and jit a new
+// DynamicMethod named EventsAppDynamicN; two threads also fight
 // over a lock; once a second it blocks the thread pool with more sleeping
 // work items than it has threads, more each second (its starvation detector
 // keeps adding threads). Prints "ready" once running, then at exit
@@ -9,7 +10,8 @@
 // (Monitor.LockContentionCount) and the seconds it ran. "read" prints, as JSON, what TraceEvent's own
 // reader finds in a .nettrace file: events per provider/id, induced GCs,
 // exceptions by type, contention stops, dynamic methods loaded and jitted,
-// thread-pool thread starts and adjustments, events lost.
+// thread-pool thread starts and adjustments, events lost, and the threads
+// exceptions were thrown on (the events' thread ids, with counts).
 using System.Diagnostics;
 using System.Reflection.Emit;
 using System.Text.Json;
@@ -27,6 +29,26 @@ public static class Program
 {
     static readonly object Gate = new();
     static volatile bool _done;
+    static readonly SemaphoreSlim ThrowNow = new(0);
+    static int _thrownByThrower;
+
+    // Throws and catches one TestException each time it is told to.
+    static void Thrower()
+    {
+        while (true)
+        {
+            ThrowNow.Wait();
+            if (_done) return;
+            try
+            {
+                throw new TestException(-1);
+            }
+            catch (TestException)
+            {
+                Interlocked.Increment(ref _thrownByThrower);
+            }
+        }
+    }
 
     static void Contend()
     {
@@ -52,6 +74,7 @@ public static class Program
         using var source = new EventPipeEventSource(path);
         var events = new SortedDictionary<string, int>();
         var exceptions = new SortedDictionary<string, int>();
+        var exceptionThreads = new SortedDictionary<string, int>();
         int gcInduced = 0, contentionStops = 0, dynamicLoaded = 0, dynamicJitting = 0;
         int poolThreadStarts = 0, poolAdjustments = 0;
         source.Clr.ThreadPoolWorkerThreadStart += e => poolThreadStarts++;
@@ -66,7 +89,11 @@ public static class Program
         };
         source.Clr.GCStart += e => { if (e.Reason == GCReason.Induced) gcInduced++; };
         source.Clr.ExceptionStart += e =>
+        {
             exceptions[e.ExceptionType] = exceptions.GetValueOrDefault(e.ExceptionType) + 1;
+            string thread = e.ThreadID.ToString();
+            exceptionThreads[thread] = exceptionThreads.GetValueOrDefault(thread) + 1;
+        };
         source.Clr.ContentionStop += e => contentionStops++;
         source.AllEvents += e =>
         {
@@ -79,6 +106,7 @@ public static class Program
             ["events"] = events,
             ["gc_start_induced"] = gcInduced,
             ["exceptions"] = exceptions,
+            ["exception_threads"] = exceptionThreads,
             ["contention_stop"] = contentionStops,
             ["dynamic_methods_loaded"] = dynamicLoaded,
             ["dynamic_methods_jitting"] = dynamicJitting,
@@ -97,6 +125,8 @@ public static class Program
         int rate = args.Length > 1 ? int.Parse(args[1]) : 20;
         var contenders = new[] { new Thread(Contend), new Thread(Contend) };
         foreach (var t in contenders) t.Start();
+        var thrower = new Thread(Thrower) { Name = "Thrower" };
+        thrower.Start();
         Console.WriteLine("ready");
         Console.Out.Flush();
         var clock = Stopwatch.StartNew();
@@ -106,13 +136,20 @@ public static class Program
         {
             GC.Collect();
             gcs++;
-            try
+            if (gcs % 2 == 0)
             {
-                throw new TestException(exceptions);
+                ThrowNow.Release();
             }
-            catch (TestException)
+            else
             {
-                exceptions++;
+                try
+                {
+                    throw new TestException(exceptions);
+                }
+                catch (TestException)
+                {
+                    exceptions++;
+                }
             }
             if (JitOne(jitted) == jitted) jitted++;
             if (gcs % rate == 1)
@@ -129,6 +166,9 @@ public static class Program
         }
         _done = true;
         foreach (var t in contenders) t.Join();
+        ThrowNow.Release();
+        thrower.Join();
+        exceptions += _thrownByThrower;
         Console.WriteLine($"gcs {gcs} exceptions {exceptions} jitted {jitted} " +
                           $"contentions {Monitor.LockContentionCount} " +
                           $"seconds {clock.Elapsed.TotalSeconds:F3}");
