@@ -37,6 +37,7 @@ void PutOctal(std::string& block, Field field, uint64_t value) {
 }
 
 void PutText(std::string& block, Field field, absl::string_view text) {
+  if (text.empty()) return;  // (an empty view may hold a null pointer)
   std::memcpy(&block[field.offset], text.data(), std::min(text.size(), field.width));
 }
 
