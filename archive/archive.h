@@ -1,9 +1,14 @@
-// prof.tar.gz in and out (and zips out), through libarchive (loaded at first
-// use: libarchive_api.h). Writing goes to a temporary name renamed into place
-// only when complete, so a full disk never leaves a half-written archive
-// posing as a good one. Entries are written in the order given (prof.tar.gz's
-// order: run_archive.h). Reading treats the archive as hostile: only regular
-// files, no absolute paths or "..", bounded sizes.
+// prof.tar.gz in and out (and zips out), with zlib alone: tar_writer.h and
+// tar_reader.h frame the tar stream, parallel_gzip.h and archive_input.h
+// compress and inflate it, zip_writer.h writes zips; no library is loaded, so
+// a binary copied into a bare container finishes its run. Writing goes to a
+// temporary name renamed into place only when complete, so a full disk never
+// leaves a half-written archive posing as a good one. Entries are written in
+// the order given (prof.tar.gz's order: run_archive.h). Reading treats the
+// archive as hostile: only regular files and folders, names confined to the
+// destination (no absolute paths, no "..", no links, devices or FIFOs),
+// bounded sizes; a .tar.gz or a plain .tar, as GNU tar, Python's tarfile and
+// profcpu (also before it wrote tar itself, through libarchive) write them.
 #ifndef PROFCPU_ARCHIVE_ARCHIVE_H_
 #define PROFCPU_ARCHIVE_ARCHIVE_H_
 
@@ -48,7 +53,8 @@ struct ExtractSkip {
 };
 
 // Extracts regular files into `dest_dir`, without overwriting files that
-// already exist there, leaving out `skip`. Returns the names extracted.
+// already exist there, leaving out `skip`. Returns the names extracted, as
+// written: "./a//b" is "a/b". An entry cut short leaves no file behind.
 absl::StatusOr<std::vector<std::string>> ExtractTarGz(const std::string& archive_path,
                                                       const std::string& dest_dir,
                                                       const ExtractLimits& limits = {},

@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "base/file_io.h"
-#include "base/shared_library.h"
 #include "gtest/gtest.h"
-#include "archive/libarchive_api.h"
+#include "archive/deflate.h"
+#include "archive/tar_header.h"
+#include "archive/tar_testing.h"
 
 namespace profcpu::archive {
 namespace {
@@ -22,41 +23,13 @@ std::string FreshDir(const char* name) {
   return dir;
 }
 
-struct RawEntry {
-  std::string name;
-  int type = AE_IFREG;
-  std::string data = "abc";
-};
+using testing::RawEntry;
 
-// Writes a tar.gz of `entries` as given, the way a hostile archive would
-// (through the library profcpu loads, plus the one call it never makes).
 void WriteRawArchive(const std::string& path, const std::vector<RawEntry>& entries) {
-  const LibArchive* api = *LoadLibArchive();
-  auto lib = base::SharedLibrary::Open("libarchive.so.13", "libarchive13");
-  ASSERT_TRUE(lib.ok()) << lib.status();
-  void (*set_symlink)(archive_entry*, const char*) = nullptr;
-  ASSERT_TRUE(lib->Get("archive_entry_set_symlink", &set_symlink).ok());
-  ::archive* a = api->write_new();
-  api->write_add_filter_gzip(a);
-  api->write_set_format_pax_restricted(a);
-  api->write_open_filename(a, path.c_str());
-  for (const RawEntry& entry : entries) {
-    archive_entry* e = api->entry_new();
-    api->entry_set_pathname(e, entry.name.c_str());
-    api->entry_set_filetype(e, static_cast<unsigned>(entry.type));
-    api->entry_set_perm(e, 0644);
-    if (entry.type == AE_IFLNK) set_symlink(e, "/etc/passwd");
-    const bool regular = entry.type == AE_IFREG;
-    api->entry_set_size(e, regular ? static_cast<int64_t>(entry.data.size()) : 0);
-    api->write_header(a, e);
-    if (regular) api->write_data(a, entry.data.data(), entry.data.size());
-    api->entry_free(e);
-  }
-  api->write_close(a);
-  api->free_archive(a);
+  testing::WriteRawTarGz(path, entries);
 }
 
-void WriteRawArchive(const std::string& path, const char* name, int type) {
+void WriteRawArchive(const std::string& path, const char* name, char type) {
   WriteRawArchive(path, {{name, type}});
 }
 
@@ -119,13 +92,13 @@ TEST(ArchiveTest, RefusesEscapingAndSpecialEntries) {
   const char* bad_names[] = {"../escape.txt", "/etc/evil", "a/../../x"};
   for (const char* name : bad_names) {
     std::string tgz = dir + "/bad.tar.gz";
-    WriteRawArchive(tgz, name, AE_IFREG);
+    WriteRawArchive(tgz, name, kTypeFile);
     std::string dst = FreshDir("archive_hostile_dst");
     auto result = ExtractTarGz(tgz, dst);
     EXPECT_FALSE(result.ok()) << name;
   }
   std::string tgz = dir + "/link.tar.gz";
-  WriteRawArchive(tgz, "recording.zst", AE_IFLNK);
+  WriteRawArchive(tgz, "recording.zst", kTypeSymlink);
   std::string dst = FreshDir("archive_hostile_dst");
   EXPECT_FALSE(ExtractTarGz(tgz, dst).ok());
   struct stat st;
@@ -156,7 +129,7 @@ TEST(ArchiveTest, StopsAtTheFirstSkippedEntryAfterTheMarker) {
   const std::string tgz = dir + "/a.tar.gz";
   WriteRawArchive(tgz, {{"recording.zst"},
                         {"jit/x.map"},
-                        {"perf_script.out", AE_IFREG, Incompressible(4 << 20)},
+                        {"perf_script.out", kTypeFile, Incompressible(4 << 20)},
                         {"late.txt"}});
   ASSERT_EQ(::truncate(tgz.c_str(), 1 << 20), 0);
 
@@ -195,8 +168,8 @@ TEST(ArchiveTest, AnOlderOrderIsReadWhole) {
 TEST(ArchiveTest, SkippingStillRefusesHostileEntries) {
   std::string dir = FreshDir("archive_skip_hostile");
   const std::vector<std::vector<RawEntry>> archives = {
-      {{"recording.zst"}, {"perf_script.out", AE_IFLNK}},
-      {{"perf_script.out", AE_IFLNK}, {"recording.zst"}},
+      {{"recording.zst"}, {"perf_script.out", kTypeSymlink}},
+      {{"perf_script.out", kTypeSymlink}, {"recording.zst"}},
       {{"recording.zst"}, {"../perf_script.out"}},
       {{"recording.zst"}, {"/tmp/profile.html"}, {"perf_script.out"}},
   };
@@ -206,6 +179,127 @@ TEST(ArchiveTest, SkippingStillRefusesHostileEntries) {
     EXPECT_FALSE(ExtractTarGz(dir + "/bad.tar.gz", dst, {}, OutputsSkipped()).ok()) << i;
     EXPECT_FALSE(Exists(dst + "/perf_script.out")) << i;
   }
+}
+
+// Beyond symlinks and escaping names: every entry that is not a plain file
+// or folder is refused, however its name reaches the reader (pax path, GNU
+// long name), and the error names the archive and the entry.
+TEST(ArchiveTest, RefusesLinksDevicesAndEscapesByAnyRoute) {
+  std::string dir = FreshDir("archive_hostile_kinds");
+  const std::string gnu_long_name =
+      EncodeHeaderBlock("././@LongLink", "", kTypeGnuLongName, 12, 0) +
+      testing::Padded(std::string("../escaped\0", 11) + "x") +
+      EncodeHeaderBlock("harmless", "", kTypeFile, 0, 0) + std::string(1024, '\0');
+  struct Case {
+    const char* what;
+    std::vector<RawEntry> entries;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"hard link", {{"recording.zst", kTypeHardLink, ""}}, "refusing hard link 'recording.zst'"},
+      {"device", {{"dev", kTypeCharDevice, ""}}, "refusing device 'dev'"},
+      {"block device", {{"disk", kTypeBlockDevice, ""}}, "refusing device 'disk'"},
+      {"fifo", {{"pipe", kTypeFifo, ""}}, "refusing FIFO 'pipe'"},
+      {"sparse", {{"s", 'S', ""}}, "refusing GNU sparse file 's'"},
+      {"pax escape", {{"ok", kTypeFile, "x", PaxRecord("path", "../../etc/cron.d/x")}},
+       "refusing file '../../etc/cron.d/x'"},
+      {"pax absolute", {{"ok", kTypeFile, "x", PaxRecord("path", "/tmp/x")}},
+       "refusing file '/tmp/x'"},
+      {"folder escape", {{"../up/", kTypeDirectory, ""}}, "refusing directory '../up/'"},
+      {"only dots", {{"./.", kTypeFile}}, "refusing file './.'"},
+  };
+  for (const Case& c : cases) {
+    const std::string tgz = dir + "/bad.tar.gz";
+    WriteRawArchive(tgz, c.entries);
+    std::string dst = FreshDir("archive_hostile_kinds_dst");
+    auto result = ExtractTarGz(tgz, dst);
+    ASSERT_FALSE(result.ok()) << c.what;
+    EXPECT_NE(result.status().message().find(tgz + ": " + c.message), std::string::npos)
+        << c.what << ": " << result.status();
+    EXPECT_EQ(std::system(("test -z \"$(ls -A '" + dst + "')\"").c_str()), 0) << c.what;
+  }
+  const std::string tgz = dir + "/long.tar.gz";
+  ASSERT_TRUE(base::WriteFile(tgz, *Deflate(gnu_long_name, DeflateContainer::kGzip)).ok());
+  std::string dst = FreshDir("archive_hostile_kinds_dst");
+  auto result = ExtractTarGz(tgz, dst);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("refusing file '../escaped'"), std::string::npos)
+      << result.status();
+  EXPECT_FALSE(Exists(dir + "/escaped"));
+}
+
+// An entry cut short is an error, and leaves no truncated file behind
+// (postprocess would read a truncated recording.zst as a whole one).
+TEST(ArchiveTest, TruncatedEntryLeavesNoFile) {
+  std::string dir = FreshDir("archive_truncated");
+  const std::string tar =
+      testing::RawTar({{"metadata.json", kTypeFile, "{}"},
+                       {"recording.zst", kTypeFile, Incompressible(100000)}});
+  const std::string tgz = dir + "/cut.tar.gz";
+  ASSERT_TRUE(
+      base::WriteFile(tgz, *Deflate(tar.substr(0, 3 * kTarBlock + 50000), DeflateContainer::kGzip))
+          .ok());
+  std::string dst = FreshDir("archive_truncated_dst");
+  auto result = ExtractTarGz(tgz, dst);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("ends inside entry 'recording.zst'"), std::string::npos)
+      << result.status();
+  EXPECT_TRUE(Exists(dst + "/metadata.json"));
+  EXPECT_FALSE(Exists(dst + "/recording.zst"));
+}
+
+// "./a", "a//b" and folders: the names as written, folders made as needed.
+TEST(ArchiveTest, NamesAreNormalizedAndFoldersSkipped) {
+  std::string dir = FreshDir("archive_names");
+  WriteRawArchive(dir + "/a.tar.gz", {{"./", kTypeDirectory, ""},
+                                      {"./recording.zst"},
+                                      {"./jit/", kTypeDirectory, ""},
+                                      {"jit//x.map"}});
+  std::string dst = FreshDir("archive_names_dst");
+  auto names = ExtractTarGz(dir + "/a.tar.gz", dst);
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (std::vector<std::string>{"recording.zst", "jit/x.map"}));
+  EXPECT_EQ(*base::ReadFileBounded(dst + "/jit/x.map", 100), "abc");
+}
+
+TEST(ArchiveTest, ErrorsNameTheArchive) {
+  std::string dir = FreshDir("archive_errors");
+  const std::string text = dir + "/x.tar.gz";
+  ASSERT_TRUE(base::WriteFile(text, std::string(2000, 'x')).ok());
+  auto result = ExtractTarGz(text, dir);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find(text + " is not a tar archive"), std::string::npos)
+      << result.status();
+  const std::string bad_gzip = dir + "/bad.tar.gz";
+  std::string bytes = *Deflate(testing::RawTar({{"a"}}), DeflateContainer::kGzip);
+  bytes[bytes.size() / 2] ^= 0x55;
+  ASSERT_TRUE(base::WriteFile(bad_gzip, bytes).ok());
+  result = ExtractTarGz(bad_gzip, FreshDir("archive_errors_dst"));
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find(bad_gzip + ": "), std::string::npos) << result.status();
+}
+
+TEST(ArchiveTest, LimitsAreKept) {
+  std::string dir = FreshDir("archive_limits");
+  WriteRawArchive(dir + "/a.tar.gz", {{"a", kTypeFile, "12345"}, {"b", kTypeFile, "12345"}});
+  ExtractLimits entry_limit;
+  entry_limit.max_entry_bytes = 4;
+  EXPECT_EQ(ExtractTarGz(dir + "/a.tar.gz", FreshDir("archive_limits_1"), entry_limit)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+  ExtractLimits total_limit;
+  total_limit.max_total_bytes = 8;
+  EXPECT_EQ(ExtractTarGz(dir + "/a.tar.gz", FreshDir("archive_limits_2"), total_limit)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+  ExtractLimits count_limit;
+  count_limit.max_entries = 1;
+  EXPECT_EQ(ExtractTarGz(dir + "/a.tar.gz", FreshDir("archive_limits_3"), count_limit)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // 1 MiB pieces, each compressed by zlib (level 6, as gzip and libarchive use)
 // into a gzip member of its own on a worker thread, and the members are
 // written in order. A file of several members is one gzip file (RFC 1952
-// 2.2): gzip, tar, libarchive and Python read it whole. prof.tar.gz holds
+// 2.2): gzip, tar, libarchive, Python and archive_input.h read it whole. prof.tar.gz holds
 // every output, perf_script.out hundreds of megabytes of it on deep stacks:
 // compressing it on one core was most of what collect's user waited for
 // after the samples were taken. 1 MiB rather than larger pieces: on a deep

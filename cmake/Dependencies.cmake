@@ -5,7 +5,6 @@ pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
 pkg_check_modules(LIBZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf)
 # Headers only: these are loaded at first use (base/shared_library.h), not linked.
-pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)      # prof.tar.gz, zips
 pkg_check_modules(LIBCURL REQUIRED IMPORTED_TARGET libcurl)            # SSQP symbol servers
 pkg_check_modules(LIBDEBUGINFOD REQUIRED IMPORTED_TARGET libdebuginfod)  # debuginfod servers
 find_package(absl REQUIRED)

@@ -4,7 +4,7 @@
 # each shared library it linked: with 51 of them, `profcpu fold` on a one-line
 # input spent 40% of its ~6 ms in ld.so's symbol relocations and half in the
 # kernel mapping the files. glibc stays shared (static glibc breaks dlopen and
-# NSS); libarchive, libcurl and libdebuginfod are loaded at first use
+# NSS); libcurl and libdebuginfod are loaded at first use
 # (base/shared_library.h) because of the dozens of libraries they pull in.
 #
 # Included by Dependencies.cmake once the packages are found: it rewrites their

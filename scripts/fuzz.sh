@@ -57,6 +57,29 @@ for lib in /usr/lib/x86_64-linux-gnu/libdl.so.2 /usr/lib/x86_64-linux-gnu/librt.
   [ -f "$lib" ] && cp "$lib" "$elf/"
 done
 
+# Archives as users repack run folders: GNU tar in each format and Python's
+# tarfile, uncompressed (archive_fuzzer reads plain tar too, so mutations reach
+# the headers) with names long enough for ustar's prefix, pax paths and GNU
+# long names.
+tar_seeds=$seeds/archive_fuzzer
+tar_src=$(mktemp -d)
+long_dir=jit/$(printf 'l%.0s' {1..120})
+mkdir -p "$tar_seeds" "$tar_src/$long_dir"
+printf 'recording' > "$tar_src/recording.zst"
+printf 'map' > "$tar_src/$long_dir/$(printf 'm%.0s' {1..150}).map"
+for format in gnu pax; do
+  tar --format=$format -b 1 -cf "$tar_seeds/gnu-tar-$format" -C "$tar_src" .
+done
+tar --format=ustar -b 1 -cf "$tar_seeds/gnu-tar-ustar" -C "$tar_src" recording.zst
+python3 - "$tar_src" "$tar_seeds" <<'EOF'
+import sys, tarfile
+src, seeds = sys.argv[1], sys.argv[2]
+for name in ["GNU_FORMAT", "PAX_FORMAT"]:
+    with tarfile.open(f"{seeds}/python-{name.lower()}", "w", format=getattr(tarfile, name)) as t:
+        t.add(src, arcname=".")
+EOF
+rm -rf "$tar_src"
+
 # A real run's outputs, when a built profcpu can sample here.
 profcpu=${PROFCPU_BINARY:-$root/build/scripts/profcpu}
 if [ -x "$profcpu" ]; then
