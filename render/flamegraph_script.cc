@@ -38,12 +38,34 @@ constexpr std::string_view kScript = R"js(
   // The label for a frame `width` pixels wide. Same rule as the renderer:
   // as many characters as the average glyph width allows, the last two
   // replaced by ".." when the name is cut, nothing below three characters.
+  // A .NET method's "Type::Method" (render/dotnet_label.h): its name puts the
+  // assembly last, and a cut name would show the namespace, not the method.
+  // "" for any other name.
+  function shortLabel(name) {
+    var m = /^(.*::)([^:]*) \[([^\[\]()<>]+)\](?:_\[[a-z]\])?$/.exec(name);
+    if (!m || m[3].indexOf("clone ") === 0) return "";
+    var method = m[2].split(/[\[(<]/)[0];
+    var type = "", depth = 0, scope = m[1].slice(0, -2);
+    for (var i = 0; i < scope.length; i++) {
+      var c = scope[i];
+      if (c === "[" || c === "<") depth++;
+      else if (c === "]" || c === ">") { if (depth > 0) depth--; }
+      else if (depth === 0) type = c === "." ? "" : type + c;
+    }
+    return type && method ? type + "::" + method : "";
+  }
+
   function fitLabel(name, width) {
     var chars = Math.floor(width / (config.fontSize * config.fontWidth));
     if (chars < 3) return "";
     if (name.length <= chars) return name;
     var points = Array.from(name);  // count code points, not UTF-16 units
     if (points.length <= chars) return name;
+    var short = shortLabel(name);
+    if (short) {
+      points = Array.from(short);
+      if (points.length <= chars) return short;
+    }
     return points.slice(0, chars - 2).join("") + "..";
   }
 

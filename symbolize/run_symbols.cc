@@ -125,6 +125,8 @@ absl::StatusOr<ResolvedSymbols> RunSymbols::Resolve() {
     log_->Info(absl::StrCat("-strip-tiers: removed the tier annotation from ", stripped,
                             " JIT frame names"));
   }
+  // ... and show .NET methods by what they are first, their assembly last.
+  MakeDotnetNamesReadable(&result.table);
   return result;
 }
 

@@ -345,13 +345,14 @@ class JitdumpTest(unittest.TestCase):
         def script(run):
             with open(os.path.join(run, "perf_script.out"), encoding="utf-8") as f:
                 return f.read()
-        # Without the return type the map puts first (symbolize/dotnet_names.h).
+        # Without the return type the map puts first, the method before its
+        # assembly (symbolize/dotnet_names.h).
         self.assertRegex(script(self.run_dir),
-                         r"\t *[0-9a-f]+ \[App\] App\.Worker::Spin\(\)\[OptimizedTier1\]\+0x")
+                         r"\t *[0-9a-f]+ App\.Worker::Spin\(\)\[OptimizedTier1\] \[App\]\+0x")
         stripped = postprocess_copy(self.run_dir, os.path.join(self.tmp.path, "stripped"),
                                     ["-strip-tiers"])
         self.assertNotIn("[OptimizedTier1]", script(stripped))
-        self.assertRegex(script(stripped), r"\t *[0-9a-f]+ \[App\] App\.Worker::Spin\(\)\+0x")
+        self.assertRegex(script(stripped), r"\t *[0-9a-f]+ App\.Worker::Spin\(\) \[App\]\+0x")
 
     def test_archive_keeps_the_jit_files_and_replays_them(self):
         with tarfile.open(os.path.join(self.run_dir, "prof.tar.gz")) as archive:

@@ -134,6 +134,23 @@ FlameGraph.prototype.rowTop = function (depth, maxDepth) {
   return (this.inverted ? depth : maxDepth - depth) * FRAME_PX;
 };
 
+// A .NET method's "Type::Method" (render/dotnet_label.h): its name puts the
+// assembly last, and a cut name would show the namespace, not the method.
+// "" for any other name.
+function dotnetShortLabel(name) {
+  var m = /^(.*::)([^:]*) \[([^\[\]()<>]+)\](?:_\[[a-z]\])?$/.exec(name);
+  if (!m || m[3].indexOf("clone ") === 0) return "";
+  var method = m[2].split(/[\[(<]/)[0];
+  var type = "", depth = 0, scope = m[1].slice(0, -2);
+  for (var i = 0; i < scope.length; i++) {
+    var c = scope[i];
+    if (c === "[" || c === "<") depth++;
+    else if (c === "]" || c === ">") { if (depth > 0) depth--; }
+    else if (depth === 0) type = c === "." ? "" : type + c;
+  }
+  return type && method ? type + "::" + method : "";
+}
+
 // The label for a frame `width` px wide: the SVG's rule (cut names end "..",
 // nothing under three characters).
 FlameGraph.prototype.fitLabel = function (name, width) {
@@ -142,6 +159,11 @@ FlameGraph.prototype.fitLabel = function (name, width) {
   if (name.length <= chars) return name;
   var points = Array.from(name);
   if (points.length <= chars) return name;
+  var short = dotnetShortLabel(name);
+  if (short) {
+    points = Array.from(short);
+    if (points.length <= chars) return short;
+  }
   return points.slice(0, chars - 2).join("") + "..";
 };
 
