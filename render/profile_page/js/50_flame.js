@@ -138,12 +138,19 @@ FlameGraph.prototype.rowTop = function (depth, maxDepth) {
 // assembly last, and a cut name would show the namespace, not the method.
 // "" for any other name.
 function dotnetShortLabel(name) {
-  var m = /^(.*::)([^:]*) \[([^\[\]()<>]+)\](?:_\[[a-z]\])?$/.exec(name);
-  if (!m || m[3].indexOf("clone ") === 0) return "";
-  var method = m[2].split(/[\[(<]/)[0];
-  var type = "", depth = 0, scope = m[1].slice(0, -2);
-  for (var i = 0; i < scope.length; i++) {
-    var c = scope[i];
+  var end = name.length;
+  if (end > 4 && name.charAt(end - 4) === "_" && name.charAt(end - 3) === "[") end -= 4;  // "_[j]"
+  if (name.charAt(end - 1) !== "]") return "";
+  var open = name.lastIndexOf(" [", end - 1);
+  if (open < 0) return "";
+  var assembly = name.slice(open + 2, end - 1);
+  if (!assembly || assembly.indexOf("clone ") === 0 || /[\[\]()<>]/.test(assembly)) return "";
+  var head = name.slice(0, open), scope = head.lastIndexOf("::");
+  if (scope < 0) return "";
+  var method = head.slice(scope + 2).split(/[\[(<]/)[0];
+  var type = "", depth = 0;
+  for (var i = 0; i < scope; i++) {
+    var c = head[i];
     if (c === "[" || c === "<") depth++;
     else if (c === "]" || c === ">") { if (depth > 0) depth--; }
     else if (depth === 0) type = c === "." ? "" : type + c;
@@ -152,7 +159,7 @@ function dotnetShortLabel(name) {
 }
 
 // The label for a frame `width` px wide: the SVG's rule (cut names end "..",
-// nothing under three characters).
+// nothing under three characters; a .NET method cut is its "Type::Method").
 FlameGraph.prototype.fitLabel = function (name, width) {
   var chars = Math.floor((width - 6) / this.charWidth);
   if (chars < 3) return "";
