@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "symbolize/dotnet_assembly.h"
 #include "symbolize/dotnet_tier.h"
 
 namespace profcpu::fold {
@@ -164,12 +165,17 @@ void FrameNamer::AppendOne(absl::string_view pc, absl::string_view part,
     scratch_.push_back(']');
     AppendTidyName(scratch_, out);
   } else {
-    AppendTidyName(part, out);
+    // A .NET method ends with its assembly ("Ns.T::M(int32)[Tier] [App]",
+    // symbolize/dotnet_assembly.h), which the argument list's cut would lose.
+    const absl::string_view assembly = symbolize::TrailingAssembly(part);
+    const absl::string_view method = symbolize::WithoutTrailingAssembly(part);
+    AppendTidyName(method, out);
     if (options_.keep_dotnet_tiers) {
-      const absl::string_view tier = symbolize::TierOf(part);
+      const absl::string_view tier = symbolize::TierOf(method);
       absl::string_view name(out->data() + start, out->size() - start);
       if (!tier.empty() && !absl::EndsWith(name, "]")) absl::StrAppend(out, "[", tier, "]");
     }
+    if (!assembly.empty()) absl::StrAppend(out, " [", assembly, "]");
   }
 
   // Java signatures "Lorg/foo/Bar;.baz" lose their type-descriptor 'L' (the
@@ -184,7 +190,8 @@ void FrameNamer::AppendOne(absl::string_view pc, absl::string_view part,
     if (!absl::StrContains(name, "_[i]")) out->append("_[i]");
   } else if (options_.annotate_kernel && IsKernelModule(module)) {
     out->append("_[k]");
-  } else if (options_.annotate_precompiled && absl::EndsWith(part, "[PreJIT]")) {
+  } else if (options_.annotate_precompiled &&
+             absl::EndsWith(symbolize::WithoutTrailingAssembly(part), "[PreJIT]")) {
     out->append("_[p]");
   } else if (options_.annotate_jit && IsJitModule(module)) {
     if (!absl::StrContains(name, "_[j]")) out->append("_[j]");

@@ -162,6 +162,25 @@ TEST(FrameNameTest, DotnetTiersKeptWhenAsked) {
   EXPECT_EQ(Names("Busy::Main(int64)[OptimizedTier1OSR]", "/tmp/perf-42.map"), "Busy::Main");
 }
 
+// profcpu's .NET names end with the assembly (symbolize/dotnet_assembly.h):
+// the argument list is cut as ever, the tier kept when asked, and the
+// assembly stays last; the ReadyToRun mark still sees [PreJIT].
+TEST(FrameNameTest, DotnetAssemblyLastSurvivesTheTidying) {
+  EXPECT_EQ(Names("System.Text.Json.Serialization.JsonConverter`1[System.__Canon]::WriteCore("
+                  "class System.Text.Json.Utf8JsonWriter)[OptimizedTier1] [System.Text.Json]+0x2a",
+                  "/tmp/perf-42.map"),
+            "System.Text.Json.Serialization.JsonConverter`1[System.__Canon]::WriteCore "
+            "[System.Text.Json]");
+  FrameNameOptions tiers;
+  tiers.keep_dotnet_tiers = tiers.annotate_jit = tiers.annotate_precompiled = true;
+  EXPECT_EQ(Names("App.Calc::Sum(int32)[OptimizedTier1] [App]", "/tmp/perf-42.map", false, tiers),
+            "App.Calc::Sum[OptimizedTier1] [App]_[j]");
+  EXPECT_EQ(Names("App::Run(int32)[PreJIT] [App]", "/tmp/jit-42.dump", false, tiers),
+            "App::Run[PreJIT] [App]_[p]");
+  // GCC's clones are no assembly.
+  EXPECT_EQ(Names("ns::f(int) [clone .cold]", "/usr/lib/x.so"), "ns::f");
+}
+
 TEST(FrameNameTest, SkippedSymbols) {
   int count = -1;
   EXPECT_EQ(Names("(deleted)", "/x", false, {}, &count), "");

@@ -4,7 +4,9 @@
 #include <cstdio>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "fold/frame_name.h"
+#include "symbolize/dotnet_assembly.h"
 
 namespace profcpu::fold {
 namespace {
@@ -168,8 +170,18 @@ void AppendFrameLines(const symbolize::SymbolTable& symbols, const Location& loc
     AppendHex(location.address, out);
     out->push_back(' ');
     if (dialect == FrameDialect::kPerfView) {
+      // PerfView takes the first bracketed word of a perf-map name for the
+      // module and what follows for the method (GetSymbolFromMicrosoftMap),
+      // and shows them as "Assembly!Method": the assembly goes back first.
       std::string name;
-      AppendSanitized(frame.function, &name);
+      const absl::string_view assembly = symbolize::TrailingAssembly(frame.function);
+      if (!assembly.empty()) {
+        AppendSanitized(absl::StrCat("[", assembly, "] ",
+                                     symbolize::WithoutTrailingAssembly(frame.function)),
+                        &name);
+      } else {
+        AppendSanitized(frame.function, &name);
+      }
       if (!frame.inlined) AppendPerfViewModuleWord(module, name, out);
       out->append(name);
     } else {

@@ -156,6 +156,27 @@ TEST(PerfViewExportTest, FramesHaveNoOffsetsAndPerfMapFramesAModuleWord) {
       << text;
 }
 
+// profcpu's .NET names end with the assembly ("N.C::M() [App]"); PerfView
+// takes the first bracketed word for the module and the rest for the method,
+// so its export puts the assembly back first (PerfView shows "App!N.C::M()").
+TEST(PerfViewExportTest, DotnetAssemblyGoesFirstForPerfView) {
+  ProfileMaker m;
+  uint32_t dotnet = m.Location(0x7f0000002000, false, "/tmp/perf-42.map",
+                               {{"N.C::M(int32)[OptimizedTier1] [App]", 0x20}});
+  m.Sample("app", 42, 42, 0, 1000 * kMs, kSpacing, "cpu-clock", {dotnet});
+  PerfScriptWriteOptions options;
+  options.perfview_spacing_ns = kSpacing;
+  const std::string perfview = FormatPerfScript(m.profile(), options);
+  EXPECT_TRUE(absl::StrContains(
+      perfview, "\t    7f0000002000 [App] N.C::M(int32)[OptimizedTier1] (/tmp/perf-42.map)\n"))
+      << perfview;
+  // perf_script.out keeps profcpu's form.
+  const std::string script = FormatPerfScript(m.profile(), {});
+  EXPECT_TRUE(absl::StrContains(
+      script, "\t    7f0000002000 N.C::M(int32)[OptimizedTier1] [App]+0x20 (/tmp/perf-42.map)\n"))
+      << script;
+}
+
 TEST(PerfViewExportTest, SpacingIsOneSampleOfTheRecording) {
   recording::Header header;
   header.frequency_mode = true;

@@ -35,15 +35,45 @@ constexpr std::string_view kScript = R"js(
     return end >= 0 ? info.substring(0, end) : info;
   }
 
+  // A .NET method's "Type::Method" (render/dotnet_label.h): its name puts the
+  // assembly last, and a cut name would show the namespace, not the method.
+  // "" for any other name.
+  function shortLabel(name) {
+    var end = name.length;
+    if (end > 4 && name.charAt(end - 4) === "_" && name.charAt(end - 3) === "[") end -= 4;  // "_[j]"
+    if (name.charAt(end - 1) !== "]") return "";
+    var open = name.lastIndexOf(" [", end - 1);
+    if (open < 0) return "";
+    var assembly = name.slice(open + 2, end - 1);
+    if (!assembly || assembly.indexOf("clone ") === 0 || /[\[\]()<>]/.test(assembly)) return "";
+    var head = name.slice(0, open), scope = head.lastIndexOf("::");
+    if (scope < 0) return "";
+    var method = head.slice(scope + 2).split(/[\[(<]/)[0];
+    var type = "", depth = 0;
+    for (var i = 0; i < scope; i++) {
+      var c = head[i];
+      if (c === "[" || c === "<") depth++;
+      else if (c === "]" || c === ">") { if (depth > 0) depth--; }
+      else if (depth === 0) type = c === "." ? "" : type + c;
+    }
+    return type && method ? type + "::" + method : "";
+  }
+
   // The label for a frame `width` pixels wide. Same rule as the renderer:
   // as many characters as the average glyph width allows, the last two
-  // replaced by ".." when the name is cut, nothing below three characters.
+  // replaced by ".." when the name is cut, nothing below three characters;
+  // a .NET method cut is its "Type::Method".
   function fitLabel(name, width) {
     var chars = Math.floor(width / (config.fontSize * config.fontWidth));
     if (chars < 3) return "";
     if (name.length <= chars) return name;
     var points = Array.from(name);  // count code points, not UTF-16 units
     if (points.length <= chars) return name;
+    var short = shortLabel(name);
+    if (short) {
+      points = Array.from(short);
+      if (points.length <= chars) return short;
+    }
     return points.slice(0, chars - 2).join("") + "..";
   }
 

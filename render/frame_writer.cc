@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/match.h"
+#include "render/dotnet_label.h"
 #include "render/number_format.h"
 #include "render/palette.h"
 #include "render/xml_text.h"
@@ -122,6 +123,17 @@ void FrameWriter::WriteLabel(const NameInfo& info, double width) {
     return;
   }
   const size_t chars = static_cast<size_t>(room);
+  // A .NET method keeps its type and name before anything is cut.
+  const std::string short_label = ShortDotnetLabel(info.label);
+  if (!short_label.empty()) {
+    if (room >= static_cast<double>(CountCodePoints(short_label))) {
+      AppendXmlEscaped(short_label, out_);
+    } else {
+      AppendXmlEscaped(PrefixCodePoints(short_label, chars - 2), out_);
+      out_->append("..");
+    }
+    return;
+  }
   AppendXmlEscaped(PrefixCodePoints(info.label, chars - 2), out_);
   out_->append("..");
 }

@@ -60,14 +60,30 @@ Palette JsHue(absl::string_view name) {
   return Palette::kRed;
 }
 
-// CoreCLR's perf map and jitdump name methods "[ret] [Assembly] Ns.Type::Method":
-// an assembly in brackets followed by a space, then a "::".
+// profcpu names .NET methods "Ns.Type::Method[Tier] [Assembly]" (the
+// assembly last: symbolize/dotnet_assembly.h), maybe with folding's "_[j]";
+// CoreCLR's perf map and jitdump, read as they are (folded files of older
+// runs, perf script text), "[ret] [Assembly] Ns.Type::Method": an assembly in
+// brackets followed by a space, then a "::".
 bool LooksLikeManagedMethod(absl::string_view name) {
   const size_t scope = name.find("::");
   if (scope == absl::string_view::npos) return false;
   const size_t close = name.substr(0, scope).rfind("] ");
-  return close != absl::string_view::npos && name.substr(0, close).rfind('[') !=
-                                                 absl::string_view::npos;
+  if (close != absl::string_view::npos &&
+      name.substr(0, close).rfind('[') != absl::string_view::npos) {
+    return true;
+  }
+  absl::string_view rest = name;
+  if (rest.size() > 4 && absl::EndsWith(rest, "]") && rest[rest.size() - 5] == '_' &&
+      rest[rest.size() - 4] == '[') {
+    rest.remove_suffix(4);  // "_[j]" and the like
+  }
+  if (!absl::EndsWith(rest, "]")) return false;
+  const size_t open = rest.rfind(" [");
+  if (open == absl::string_view::npos || open < scope) return false;
+  const absl::string_view assembly = rest.substr(open + 2, rest.size() - open - 3);
+  return !assembly.empty() && !StartsWith(assembly, "clone ") &&
+         assembly.find_first_of("[]()<>") == absl::string_view::npos;
 }
 
 // "[Name.dll]": stackcollapse names an unnamed address by its module, and an

@@ -93,6 +93,13 @@ TEST(PaletteTest, DotnetTellsFrameKindsApart) {
   EXPECT_EQ(ClassifyDotnetFrame("stub<1> AllocateTemporaryEntryPoints<PreStub>"),
             DotnetFrameKind::kJit);
   EXPECT_EQ(ClassifyDotnetFrame("[perf-42.map]"), DotnetFrameKind::kJit);
+  // profcpu's own form: the assembly last.
+  EXPECT_EQ(ClassifyDotnetFrame("System.Text.Json.Serialization.JsonConverter`1[System.__Canon]"
+                                "::WriteCore [System.Text.Json]"),
+            DotnetFrameKind::kJit);
+  EXPECT_EQ(ClassifyDotnetFrame("App.Calc::Sum[OptimizedTier1] [App]"), DotnetFrameKind::kJit);
+  EXPECT_EQ(ClassifyDotnetFrame("App::Run[PreJIT] [App]"), DotnetFrameKind::kPrecompiled);
+  EXPECT_EQ(ClassifyDotnetFrame("ns::f [clone .cold]"), DotnetFrameKind::kNativeCpp);
   EXPECT_EQ(ClassifyDotnetFrame("System.String::Concat_[p]"), DotnetFrameKind::kPrecompiled);
   EXPECT_EQ(ClassifyDotnetFrame("App::Main()[PreJIT]"), DotnetFrameKind::kPrecompiled);
   EXPECT_EQ(ClassifyDotnetFrame("[System.Private.CoreLib.dll]"), DotnetFrameKind::kPrecompiled);

@@ -47,7 +47,7 @@ ALLOWED = {
 # fold may include only these of symbolize's headers (the normalize layer).
 FOLD_MAY_INCLUDE = re.compile(
     r"symbolize/(code_location|symbol_table|address_space|jit_history|stack_unwinder|"
-    r"dotnet_tier|dotnet_osr_repair)\.h$")
+    r"dotnet_tier|dotnet_assembly|dotnet_osr_repair)\.h$")
 # No command file may reach past symbolize's entry (run_symbols.h) into the
 # Symbolizer.
 CLI_MAY_NOT_INCLUDE = {"symbolize/symbolizer.h"}

@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -14,8 +15,6 @@
 
 namespace profcpu::symbolize {
 namespace {
-
-constexpr absl::string_view kGlobalDebugDir = "/usr/lib/debug";
 
 // "/usr/lib/x.so" -> "/usr/lib"; "/x.so" -> "".
 absl::string_view DirName(absl::string_view path) {
@@ -54,13 +53,38 @@ bool IsDebugLinkRule(DebugFileRule rule) {
          rule == DebugFileRule::kDebugLinkGlobal;
 }
 
+std::string DebuginfodClientCacheDir(const char* cache_path, const char* xdg_cache_home,
+                                     const char* home) {
+  auto set = [](const char* v) { return v != nullptr && v[0] != '\0'; };
+  if (set(cache_path)) return cache_path;
+  if (set(xdg_cache_home)) return absl::StrCat(xdg_cache_home, "/debuginfod_client");
+  if (set(home)) return absl::StrCat(home, "/.cache/debuginfod_client");
+  return "";
+}
+
+std::string DebuginfodClientCacheDir() {
+  return DebuginfodClientCacheDir(::getenv("DEBUGINFOD_CACHE_PATH"), ::getenv("XDG_CACHE_HOME"),
+                                  ::getenv("HOME"));
+}
+
 std::vector<DebugSearchRoot> OpenDebugSearchRoots(const std::string& own_root,
                                                   const std::vector<std::string>& symbol_dirs,
+                                                  const std::string& debuginfod_cache,
                                                   std::vector<std::string>* warnings) {
   std::vector<DebugSearchRoot> roots;
   if (!own_root.empty()) {
     absl::StatusOr<std::shared_ptr<base::RootDir>> own = base::RootDir::Open(own_root);
-    if (own.ok()) roots.push_back({*own, DebugSearchRoot::Kind::kSystem, "the profiler's root"});
+    if (own.ok()) {
+      DebugSearchRoot root{*own, DebugSearchRoot::Kind::kSystem, "the profiler's root"};
+      if (own_root == "/") {
+        // The machine profcpu runs on: the sidecar's image, or the laptop
+        // that postprocesses an archive with its own debug packages.
+        root.description = "this machine's root";
+        const char* dir = ::getenv(kDebugDirEnvVar);
+        if (dir != nullptr && dir[0] == '/') root.debug_dir = dir;
+      }
+      roots.push_back(std::move(root));
+    }
   }
   for (const std::string& dir : symbol_dirs) {
     absl::StatusOr<std::shared_ptr<base::RootDir>> root = base::RootDir::Open(dir);
@@ -69,6 +93,13 @@ std::vector<DebugSearchRoot> OpenDebugSearchRoots(const std::string& own_root,
     } else {
       warnings->push_back(
           absl::StrCat("symbol directory ", dir, " is not usable: ", root.status().message()));
+    }
+  }
+  if (!debuginfod_cache.empty()) {
+    absl::StatusOr<std::shared_ptr<base::RootDir>> cache = base::RootDir::Open(debuginfod_cache);
+    if (cache.ok()) {
+      roots.push_back({*cache, DebugSearchRoot::Kind::kDebuginfodCache,
+                       absl::StrCat("this machine's debuginfod cache ", debuginfod_cache)});
     }
   }
   return roots;
@@ -83,16 +114,21 @@ std::vector<DebugFileCandidate> DebugFileCandidates(const DebugFileQuery& query,
   using Kind = DebugSearchRoot::Kind;
   // The debug directory inside each kind of root.
   auto debug_dir = [](const DebugSearchRoot& root) {
-    return root.kind == Kind::kSystem ? kGlobalDebugDir : absl::string_view();
+    return root.kind == Kind::kSystem ? absl::string_view(root.debug_dir) : absl::string_view();
   };
 
-  // 1. build-id: the first byte names a directory, the rest the file.
+  // 1. build-id: the first byte names a directory, the rest the file; the
+  // debuginfod cache names a directory by the whole build-id.
   if (query.build_id.size() >= 2) {
     std::string hex = absl::BytesToHexString(query.build_id);
     for (const DebugSearchRoot& root : roots) {
-      add(root, absl::StrCat(debug_dir(root), "/.build-id/", hex.substr(0, 2), "/",
-                             hex.substr(2), ".debug"),
-          DebugFileRule::kBuildId);
+      if (root.kind == Kind::kDebuginfodCache) {
+        add(root, absl::StrCat("/", hex, "/debuginfo"), DebugFileRule::kBuildId);
+      } else {
+        add(root, absl::StrCat(debug_dir(root), "/.build-id/", hex.substr(0, 2), "/",
+                               hex.substr(2), ".debug"),
+            DebugFileRule::kBuildId);
+      }
     }
   }
 
@@ -103,6 +139,7 @@ std::vector<DebugFileCandidate> DebugFileCandidates(const DebugFileQuery& query,
   if (query.debug_link.has_value()) {
     const std::string& link = query.debug_link->name;
     for (const DebugSearchRoot& root : roots) {
+      if (root.kind == Kind::kDebuginfodCache) continue;
       if (path_ok && root.kind == Kind::kSystem) {
         add(root, absl::StrCat(dir, "/", link), DebugFileRule::kDebugLinkBeside);
         add(root, absl::StrCat(dir, "/.debug/", link), DebugFileRule::kDebugLinkSubdir);
@@ -117,6 +154,7 @@ std::vector<DebugFileCandidate> DebugFileCandidates(const DebugFileQuery& query,
   // 3. the module's own path under the debug directory.
   if (path_ok) {
     for (const DebugSearchRoot& root : roots) {
+      if (root.kind == Kind::kDebuginfodCache) continue;
       add(root, absl::StrCat(debug_dir(root), query.module_path, ".debug"), DebugFileRule::kPath);
     }
     // Flat files in a symbol directory, found by the module's file name: an

@@ -1,6 +1,8 @@
 #include "symbolize/dotnet_names.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "symbolize/dotnet_assembly.h"
 
 namespace profcpu::symbolize {
 
@@ -21,6 +23,67 @@ absl::string_view WithoutReturnType(absl::string_view name) {
     return name.substr(open);
   }
   return name;
+}
+
+namespace {
+
+// "... /* MT: 0x7fb3a0d1fe30 */..." without the comments (and the space
+// before each): what CoreCLR's perf map writes after a generic type's name.
+std::string WithoutMethodTableComments(absl::string_view name) {
+  std::string out;
+  size_t from = 0;
+  while (true) {
+    const size_t open = name.find("/* MT:", from);
+    if (open == absl::string_view::npos) break;
+    const size_t close = name.find("*/", open);
+    if (close == absl::string_view::npos) break;
+    size_t cut = open;
+    if (cut > from && name[cut - 1] == ' ') --cut;
+    out.append(name.data() + from, cut - from);
+    from = close + 2;
+  }
+  out.append(name.data() + from, name.size() - from);
+  return out;
+}
+
+}  // namespace
+
+std::string ReadableDotnetName(absl::string_view name) {
+  std::string clean = absl::StrContains(name, "/* MT:") ? WithoutMethodTableComments(name)
+                                                         : std::string(name);
+  // "[Assembly] Ns.Type::Method(...)": the form WithoutReturnType leaves.
+  const absl::string_view view = clean;
+  if (!absl::StartsWith(view, "[")) return clean;
+  const size_t close = view.find("] ");
+  if (close == absl::string_view::npos) return clean;
+  const absl::string_view assembly = view.substr(1, close - 1);
+  const absl::string_view rest = view.substr(close + 2);
+  const size_t colons = rest.find("::");
+  if (!LooksLikeAssemblyName(assembly) || colons == absl::string_view::npos ||
+      colons > rest.find('(')) {
+    return clean;
+  }
+  return absl::StrCat(rest, " [", assembly, "]");
+}
+
+size_t MakeDotnetNamesReadable(SymbolTable* table) {
+  size_t changed = 0;
+  SymbolTable readable;
+  for (const auto& [location, symbolization] : table->entries()) {
+    Symbolization copy = symbolization;
+    if (location.kind == CodeKind::kProcess) {
+      for (Frame& frame : copy.frames) {
+        std::string name = ReadableDotnetName(frame.function);
+        if (name != frame.function) {
+          frame.function = std::move(name);
+          ++changed;
+        }
+      }
+    }
+    readable.Insert(location, std::move(copy));
+  }
+  *table = std::move(readable);
+  return changed;
 }
 
 size_t StripTierSuffixes(SymbolTable* table) {

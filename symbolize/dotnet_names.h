@@ -25,6 +25,19 @@ namespace profcpu::symbolize {
 // name a method alike. Any other name (native, Node.js) is returned as it is.
 absl::string_view WithoutReturnType(absl::string_view name);
 
+// A .NET method's name as profcpu's outputs show it: the runtime's "/* MT:
+// 0x7f2b... */" comments (method-table addresses in generic arguments, which
+// differ per process) removed, and the assembly moved last ("[App]
+// App.Calc::Sum(int32)[OptimizedTier1]" -> "App.Calc::Sum(int32)
+// [OptimizedTier1] [App]", dotnet_assembly.h). Any other name is returned as
+// it is.
+std::string ReadableDotnetName(absl::string_view name);
+
+// ReadableDotnetName on every frame of every JIT location (kProcess) in
+// `table`; returns how many frames changed. The snapshot keeps the runtime's
+// form: this is for the outputs.
+size_t MakeDotnetNamesReadable(SymbolTable* table);
+
 // Strips the tier suffix from every frame of every JIT location (kProcess)
 // in `table`; returns how many frames changed.
 size_t StripTierSuffixes(SymbolTable* table);

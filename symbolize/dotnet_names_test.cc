@@ -42,6 +42,37 @@ TEST(DotnetNamesTest, WithoutReturnTypeStartsAtTheModule) {
   EXPECT_EQ(WithoutReturnType("void [App] NoColons(int32)"), "void [App] NoColons(int32)");
 }
 
+TEST(DotnetNamesTest, ReadableNamesPutTheMethodFirstAndDropMethodTables) {
+  EXPECT_EQ(ReadableDotnetName("[System.Text.Json] System.Text.Json.Serialization.JsonConverter`1"
+                               "[System.__Canon]::WriteCore(class System.Text.Json.Utf8JsonWriter)"
+                               "[OptimizedTier1]"),
+            "System.Text.Json.Serialization.JsonConverter`1[System.__Canon]::WriteCore(class "
+            "System.Text.Json.Utf8JsonWriter)[OptimizedTier1] [System.Text.Json]");
+  EXPECT_EQ(ReadableDotnetName("[System.Private.CoreLib] dynamicClass::InvokeStub_X.set_Level("
+                               "object,System.Span`1 /* MT: 0x7fb3a0d1fe30 */<object>)[Optimized]"),
+            "dynamicClass::InvokeStub_X.set_Level(object,System.Span`1<object>)[Optimized] "
+            "[System.Private.CoreLib]");
+  EXPECT_EQ(ReadableDotnetName("[Anonymously Hosted DynamicMethods Assembly] "
+                               "dynamicClass::lambda_method1(object)"),
+            "dynamicClass::lambda_method1(object) [Anonymously Hosted DynamicMethods Assembly]");
+  // Not .NET, or not in the runtime's form: unchanged.
+  EXPECT_EQ(ReadableDotnetName("LazyCompile:*fib /app/fib.js:3"), "LazyCompile:*fib /app/fib.js:3");
+  EXPECT_EQ(ReadableDotnetName("[unknown]"), "[unknown]");
+  EXPECT_EQ(ReadableDotnetName("[App] NoColons(int32)"), "[App] NoColons(int32)");
+  EXPECT_EQ(ReadableDotnetName("stub<1> AllocateTemporaryEntryPoints<PreStubWorker>"),
+            "stub<1> AllocateTemporaryEntryPoints<PreStubWorker>");
+}
+
+TEST(DotnetNamesTest, ReadableNamesOnlyForJitFrames) {
+  SymbolTable table;
+  table.Insert({CodeKind::kProcess, 1, 0x1000}, {"/tmp/perf-1.map", {{"[App] A::M()[QuickJitted]", 0, false, "", 0}}});
+  table.Insert({CodeKind::kNative, 0, 0x10}, {"/lib/x.so", {{"[x] a::b()", 0, false, "", 0}}});
+  EXPECT_EQ(MakeDotnetNamesReadable(&table), 1u);
+  EXPECT_EQ(table.Find({CodeKind::kProcess, 1, 0x1000})->frames[0].function,
+            "A::M()[QuickJitted] [App]");
+  EXPECT_EQ(table.Find({CodeKind::kNative, 0, 0x10})->frames[0].function, "[x] a::b()");
+}
+
 TEST(DotnetNamesTest, TierOfNamesTheAnnotation) {
   EXPECT_EQ(TierOf("M()[MinOptJitted]"), "MinOptJitted");
   EXPECT_EQ(TierOf("M()"), "");

@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "symbolize/module_symbols.h"
 
@@ -137,11 +138,16 @@ struct ModuleSymbolizerLoader {
     }
 
     if (s.binary_ == nullptr && s.debug_ == nullptr && s.dwarf_ == nullptr) {
+      // The candidates turned down say why none was used (another build's
+      // debug file under this build-id's name, ...).
+      std::string rejected =
+          out.warnings.empty() ? "" : absl::StrCat(" (", absl::StrJoin(out.warnings, "; "), ")");
       return absl::Status(binary_status.code(),
                           absl::StrCat(binary_status.message(),
                                        s.build_id_.empty()
                                            ? "; no build-id is known to find a debug file by"
-                                           : "; no debug file with its build-id was found"));
+                                           : "; no debug file with its build-id was found",
+                                       rejected));
     }
     if (s.segments_.empty()) {
       out.warnings.push_back(absl::StrCat(

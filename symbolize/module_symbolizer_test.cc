@@ -235,6 +235,52 @@ TEST_F(ModuleSymbolizerTest, NothingAtAllIsNotFound) {
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kNotFound);
 }
 
+// What gdb, perf and debuginfod-find fetched: CACHE/<build-id>/debuginfo,
+// found by build-id only (no other rule looks there).
+TEST_F(ModuleSymbolizerTest, DebuginfodCacheByBuildId) {
+  Place(target_, "app/symfix_buildid", "symfix_buildid");
+  testing::ScratchDir cache;
+  std::string hex = absl::BytesToHexString(testing::ElfBuildId(testing::SymfixPath("symfix_buildid")));
+  Place(cache, absl::StrCat(hex, "/debuginfo"), "symfix_buildid.debug");
+  EXPECT_THAT(ExpectNamed(ModuleAt("/app/symfix_buildid"), &target_,
+                          {{Root(cache), DebugSearchRoot::Kind::kDebuginfodCache, "cache"}}),
+              HasSubstr("debuginfo in cache (build-id)"));
+
+  DebugFileQuery query;
+  query.module_path = "/app/x";
+  query.build_id = "\xab\xcd\xef";
+  query.debug_link = DebugLink{"x.dbg", 0};
+  std::vector<std::string> paths;
+  for (const auto& c : DebugFileCandidates(
+           query, {{Root(cache), DebugSearchRoot::Kind::kDebuginfodCache, "cache"}})) {
+    paths.push_back(c.path);
+  }
+  EXPECT_EQ(paths, (std::vector<std::string>{"/abcdef/debuginfo"}));
+}
+
+TEST_F(ModuleSymbolizerTest, DebuginfodCacheWithAnotherBuildIdIsRefused) {
+  Module module = ModuleAt("/app/symfix_buildid");
+  module.build_id = testing::ElfBuildId(testing::SymfixPath("symfix_buildid"));
+  module.segments = {{0, 0x100000, 0, true}};
+  testing::ScratchDir cache;
+  Place(cache, absl::StrCat(absl::BytesToHexString(module.build_id), "/debuginfo"),
+        "symfix_dwarf4");
+  auto loaded = LoadModuleSymbolizer(
+      module, nullptr, {{Root(cache), DebugSearchRoot::Kind::kDebuginfodCache, "cache"}});
+  ASSERT_FALSE(loaded.ok());
+  // Why is in the error: the file found was another build's.
+  EXPECT_THAT(std::string(loaded.status().message()),
+              HasSubstr("/debuginfo in cache for /app/symfix_buildid: its build-id"));
+}
+
+// libdebuginfod's choice of cache directory (debuginfod-client.c).
+TEST(DebuginfodClientCacheDirTest, EnvironmentOrder) {
+  EXPECT_EQ(DebuginfodClientCacheDir("/c", "/x", "/h"), "/c");
+  EXPECT_EQ(DebuginfodClientCacheDir(nullptr, "/x", "/h"), "/x/debuginfod_client");
+  EXPECT_EQ(DebuginfodClientCacheDir("", "", "/h"), "/h/.cache/debuginfod_client");
+  EXPECT_EQ(DebuginfodClientCacheDir(nullptr, nullptr, nullptr), "");
+}
+
 TEST_F(ModuleSymbolizerTest, DebugLinkCannotClimbOutOfItsDirectory) {
   DebugFileQuery query;
   query.module_path = "/app/x";

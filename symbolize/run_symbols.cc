@@ -9,6 +9,7 @@
 #include "base/file_io.h"
 #include "base/status_macros.h"
 #include "recording/run_folder.h"
+#include "symbolize/debug_file_finder.h"
 #include "symbolize/dotnet_names.h"
 #include "symbolize/symbol_snapshot.h"
 #include "symbolize/symbolizer.h"
@@ -100,7 +101,10 @@ absl::StatusOr<ResolvedSymbols> RunSymbols::Resolve() {
   SymbolizerOptions symbolizer_options;
   symbolizer_options.use_local_kallsyms = !replay.boot_id.empty() && replay.boot_id == LocalBootId();
   symbolizer_options.symbol_dirs = options_.symbol_dirs;
-  // With new symbol directories, frames the snapshot left unknown get another try.
+  symbolizer_options.debuginfod_cache = DebuginfodClientCacheDir();
+  // With new symbol directories, frames the snapshot left unknown get another
+  // try (and without them, those of modules whose debug file is on this
+  // machine: symbolizer.h).
   symbolizer_options.retry_unknown_native = !options_.symbol_dirs.empty();
   Symbolizer symbolizer(symbolizer_options, options_.files, replay.modules, &jit_);
   symbolizer.Resolve(*replay.requests, &result.table, &result.stats);
@@ -121,6 +125,8 @@ absl::StatusOr<ResolvedSymbols> RunSymbols::Resolve() {
     log_->Info(absl::StrCat("-strip-tiers: removed the tier annotation from ", stripped,
                             " JIT frame names"));
   }
+  // ... and show .NET methods by what they are first, their assembly last.
+  MakeDotnetNamesReadable(&result.table);
   return result;
 }
 

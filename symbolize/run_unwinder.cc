@@ -27,7 +27,7 @@ RunUnwinder::RunUnwinder(const std::string& dir, const ProcessFiles* files,
   if (files == nullptr) return;
   DwarfUnwinderOptions options;
   std::vector<std::string> warnings;
-  options.debug_roots = OpenDebugSearchRoots("/", symbol_dirs, &warnings);
+  options.debug_roots = OpenDebugSearchRoots("/", symbol_dirs, DebuginfodClientCacheDir(), &warnings);
   for (const std::string& w : warnings) log->Warn(w);
   dwarf_ = std::make_unique<DwarfUnwinder>(files, std::move(options));
   saving_ = std::make_unique<SavingUnwinder>(dwarf_.get(), path);

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/module_symbolizer.h"
@@ -36,7 +37,8 @@ class Symbolizer::Impl {
       jit_ = own_jit_.get();
     }
     std::vector<std::string> warnings;
-    own_roots_ = OpenDebugSearchRoots(options_.own_root, options_.symbol_dirs, &warnings);
+    own_roots_ = OpenDebugSearchRoots(options_.own_root, options_.symbol_dirs,
+                                      options_.debuginfod_cache, &warnings);
     for (std::string& w : warnings) Warn(std::move(w));
   }
 
@@ -60,6 +62,30 @@ class Symbolizer::Impl {
         break;  // named by the text it was read from; nothing to look up here
     }
     return Unnamed(request.mapping_name);
+  }
+
+  // True when module `id` was read without debug information (in this run
+  // or the one the snapshot comes from) and a file named by its build-id is
+  // now in one of the own roots: its unknown locations deserve another look.
+  // The load verifies the file; this only looks for one.
+  bool HasNewDebugFile(uint32_t id) {
+    if (modules_ == nullptr || id >= modules_->size()) return false;
+    auto [it, inserted] = new_debug_file_.try_emplace(id, false);
+    if (!inserted) return it->second;
+    const Module& module = (*modules_)[id];
+    if (module.debug_info || module.build_id.empty()) return false;
+    DebugFileQuery query;
+    query.module_path = std::string(absl::StripSuffix(module.path, kDeletedSuffix));
+    query.build_id = module.build_id;
+    for (const DebugFileCandidate& candidate : DebugFileCandidates(query, own_roots_)) {
+      if (candidate.rule != DebugFileRule::kBuildId) continue;
+      absl::StatusOr<base::UniqueFd> fd = candidate.where->root->OpenFile(candidate.path);
+      struct stat st;
+      if (fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISREG(st.st_mode)) {
+        return it->second = true;
+      }
+    }
+    return false;
   }
 
   // Moves the warnings raised since the last call into `out`.
@@ -211,7 +237,9 @@ class Symbolizer::Impl {
   const SymbolizerOptions options_;
   const ProcessFiles* const files_;
   std::vector<Module>* const modules_;
-  std::vector<DebugSearchRoot> own_roots_;  // the profiler's root, then -symbols dirs
+  // The profiler's root, the -symbols dirs, the debuginfod cache.
+  std::vector<DebugSearchRoot> own_roots_;
+  absl::flat_hash_map<uint32_t, bool> new_debug_file_;  // HasNewDebugFile's answers
   std::vector<std::string> notes_;
 
   bool kallsyms_loaded_ = false;
@@ -242,8 +270,8 @@ void Symbolizer::Resolve(const std::vector<SymbolRequest>& requests, SymbolTable
     if (const Symbolization* known = table->Find(request.location); known != nullptr) {
       // Named earlier (the snapshot), or a repeat; unknown native code is
       // looked up again when asked to, once.
-      const bool retry = retry_unknown_native_ && known->frames.empty() &&
-                         request.location.kind == CodeKind::kNative &&
+      const bool retry = known->frames.empty() && request.location.kind == CodeKind::kNative &&
+                         (retry_unknown_native_ || impl_->HasNewDebugFile(request.location.space)) &&
                          retried.insert(request.location).second;
       if (!retry) continue;
       ++stats->retried;

@@ -25,12 +25,18 @@ struct SymbolizerOptions {
   bool use_local_kallsyms = true;
   std::string kallsyms_path = "/proc/kallsyms";
   // Where debug files are looked for besides the target's root: the
-  // profiler's own root ("" to skip it), then each -symbols DIR in order
-  // (debug_file_finder.h).
+  // profiler's own root ("" to skip it), then each -symbols DIR in order,
+  // then this machine's debuginfod client cache ("" to skip it;
+  // debug_file_finder.h).
   std::string own_root = "/";
   std::vector<std::string> symbol_dirs;
+  std::string debuginfod_cache;
   // Look native locations up again when the table already holds them as
   // unknown (postprocess -symbols DIR finishing what the sidecar could not).
+  // Without it, only the unknown locations of modules that were read without
+  // debug information and whose debug file (by build-id) is now in the own
+  // root or the debuginfod cache are: a laptop's installed debug packages
+  // name what the sidecar could not, with no flag.
   bool retry_unknown_native = false;
 };
 

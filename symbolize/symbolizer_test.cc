@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "symbolize/module_symbolizer.h"
 #include "symbolize/test_util.h"
 
 namespace profcpu::symbolize {
@@ -326,6 +329,72 @@ TEST(SymbolizerSearchRootsTest, TargetRootOwnRootAndSymbolDirectories) {
   for (int place : {1, 2, 3}) {
     EXPECT_THAT(function_with_debug_file_in(place), HasSubstr("symfix::Churn")) << place;
   }
+}
+
+// Postprocess on a laptop: the snapshot left a stripped module's location
+// unknown and the target's files are gone; the laptop's own debug package
+// (its /usr/lib/debug, here the own root's) or its debuginfod cache holds the
+// debug file by build-id. The location is looked up again with no -symbols
+// DIR; a file there with another build-id is not used.
+TEST(SymbolizerSearchRootsTest, SnapshotUnknownsNamedByThisMachinesDebugFiles) {
+  const std::string binary = testing::SymfixPath("symfix_buildid");
+  const auto marker =
+      testing::ElfAddressToOffset(binary, testing::ElfSymbolValue(
+                                              testing::SymfixPath("symfix_dwarf5"),
+                                              "symfix_marker_blend"));
+  ASSERT_TRUE(marker.has_value());
+  const std::string build_id = testing::ElfBuildId(binary);
+  ASSERT_FALSE(build_id.empty());
+  const std::string hex = absl::BytesToHexString(build_id);
+  // What the sidecar learned (build-id, layout) from the stripped binary.
+  testing::ScratchDir target;
+  target.Write("app/symfix_buildid", testing::ReadWholeFile(binary));
+  std::vector<Module> learned(1);
+  learned[0].path = "/app/symfix_buildid";
+  {
+    auto root = base::RootDir::Open(target.path());
+    ASSERT_TRUE(root.ok());
+    auto loaded = LoadModuleSymbolizer(learned[0], root->get(), {});
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    learned[0].build_id = loaded->symbolizer->build_id();
+    learned[0].segments = loaded->symbolizer->segments();
+  }
+  const CodeLocation location{CodeKind::kNative, 0, *marker};
+
+  enum class Place { kNowhere, kDebugDir, kDebuginfodCache, kOtherBuildId };
+  auto function_with = [&](Place place, std::vector<std::string>* notes) -> std::string {
+    testing::ScratchDir own, cache;
+    const std::string tree = absl::StrCat("usr/lib/debug/.build-id/", hex.substr(0, 2), "/",
+                                          hex.substr(2), ".debug");
+    const std::string debug = testing::ReadWholeFile(testing::SymfixPath("symfix_buildid.debug"));
+    if (place == Place::kDebugDir) own.Write(tree, debug);
+    if (place == Place::kDebuginfodCache) cache.Write(absl::StrCat(hex, "/debuginfo"), debug);
+    if (place == Place::kOtherBuildId) {
+      own.Write(tree, testing::ReadWholeFile(testing::SymfixPath("symfix_dwarf4")));
+    }
+    std::vector<Module> modules = learned;
+    SymbolTable table;
+    table.Insert(location, {modules[0].path, {}});  // the snapshot's unknown
+    SymbolizerOptions options;
+    options.use_local_kallsyms = false;
+    options.own_root = own.path();
+    options.debuginfod_cache = cache.path();
+    SymbolizeStats stats;
+    Symbolizer symbolizer(options, nullptr, &modules);
+    symbolizer.Resolve({{location, modules[0].path}}, &table, &stats);
+    *notes = stats.notes;
+    const Symbolization* s = table.Find(location);
+    return s == nullptr || s->frames.empty() ? "" : s->frames.back().function;
+  };
+  std::vector<std::string> notes;
+  EXPECT_EQ(function_with(Place::kNowhere, &notes), "");
+  EXPECT_THAT(function_with(Place::kDebugDir, &notes), HasSubstr("symfix::Churn"));
+  EXPECT_EQ(CountContaining(notes, "in the profiler's root (build-id)"), 1u)
+      << ::testing::PrintToString(notes);
+  EXPECT_THAT(function_with(Place::kDebuginfodCache, &notes), HasSubstr("symfix::Churn"));
+  EXPECT_EQ(CountContaining(notes, "/debuginfo in this machine's debuginfod cache"), 1u)
+      << ::testing::PrintToString(notes);
+  EXPECT_EQ(function_with(Place::kOtherBuildId, &notes), "");
 }
 
 TEST_F(SymbolizerTest, WorksWithoutProcessFiles) {

@@ -120,13 +120,27 @@ def read_bytes(path):
         return f.read()
 
 
+def env_without_local_debug_files(empty_dir):
+    """os.environ for a profcpu that finds no debug file of this machine's
+    (its /usr/lib/debug, its debuginfod cache: both `empty_dir`), as a laptop
+    without debug packages: what the archive alone names."""
+    return {**os.environ, "PROFCPU_SYSTEM_DEBUG_DIR": empty_dir,
+            "DEBUGINFOD_CACHE_PATH": empty_dir}
+
+
 def folded_from_archive_alone(run_dir):
     """folded_stacks.out (bytes) of `profcpu postprocess` on a folder holding
-    only the run's prof.tar.gz, as on a laptop."""
+    only the run's prof.tar.gz, as on a laptop (without debug packages)."""
     elsewhere = TempDir()
     try:
         shutil.copy(os.path.join(run_dir, "prof.tar.gz"), elsewhere.path)
-        run_profcpu(["postprocess", "-dir", elsewhere.path])
+        empty = os.path.join(elsewhere.path, "no-debug-files")
+        os.makedirs(empty)
+        result = subprocess.run([PROFCPU, "postprocess", "-dir", elsewhere.path],
+                                env=env_without_local_debug_files(empty), capture_output=True,
+                                text=True, timeout=120)
+        if result.returncode != 0:
+            raise AssertionError(f"postprocess failed with {result.returncode}:\n{result.stderr}")
         return read_bytes(os.path.join(elsewhere.path, "folded_stacks.out"))
     finally:
         elsewhere.cleanup()

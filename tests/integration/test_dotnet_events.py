@@ -358,7 +358,8 @@ class DotnetEventsTest(unittest.TestCase):
 # A frame as the flame graph names it: no offset, no argument list (the
 # folded stacks' rule; the events spell argument types without assemblies).
 OFFSET = re.compile(r"\+0x[0-9a-f]+$")
-METHOD = re.compile(r"^\[[^\]]+\] \S+::")
+# A method as profcpu names it: "Ns.Type::Method(args)[Tier] [Assembly]".
+METHOD = re.compile(r"^[^\s\[]\S*::.* \[[^\]\[]+\](\+0x[0-9a-f]+)?$")
 
 
 def jit_frames_by_address(run_dir):
@@ -415,7 +416,7 @@ class DotnetEventNamesTest(unittest.TestCase):
         # of the app's, measured 35-60% of its samples.
         self.assertGreater(len(hot) / len(samples), 0.2, (len(hot), len(samples)))
         with open(os.path.join(run_dir, "folded_stacks.out"), encoding="utf-8") as f:
-            self.assertIn("[PrimeApp] PrimeWorker::FindPrimeNumber[", f.read())
+            self.assertRegex(f.read(), r"PrimeWorker::FindPrimeNumber\[\w+\] \[PrimeApp\]")
         # Nothing written in the target: no perf map, no jitdump, no copies.
         self.assertFalse([n for n in os.listdir("/tmp")
                           if n in (f"perf-{app.pid}.map", f"jit-{app.pid}.dump")])

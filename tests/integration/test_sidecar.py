@@ -214,7 +214,8 @@ class PodmanLeastPrivilegeTest(unittest.TestCase):
         # Its threads wait in the kernel, called from named managed code.
         names = {name.split("+0x")[0] for _, stack in samples for name, _ in stack}
         self.assertIn("__schedule", names, "no kernel frames")
-        self.assertTrue(any("[System.Private.CoreLib] System.Threading." in n for n in names),
+        self.assertTrue(any(n.startswith("System.Threading.") and "[System.Private.CoreLib]" in n
+                            for n in names),
                         "no named managed frame")
 
     def test_offcpu_without_bpf_names_it(self):

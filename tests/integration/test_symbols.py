@@ -200,6 +200,64 @@ class DebugFileTest(unittest.TestCase):
         bare = postprocess_copy(run, os.path.join(self.tmp.path, "bare"))
         self.assertFalse(any(has("symfix::Churn")(s) for s in folded(bare)))
 
+    def test_this_machines_debug_files_name_frames_by_default(self):
+        # The issue: a laptop with the library's debug package installed (its
+        # /usr/lib/debug, here a scratch one through PROFCPU_SYSTEM_DEBUG_DIR)
+        # or the debug file in debuginfod's client cache postprocessed an
+        # archive and left the library unknown until -symbols was given.
+        app = self.app_dir("symfix_buildid")  # no debug file anywhere near
+        binary = os.path.join(app, "symfix_buildid")
+        run = record(os.path.join(self.tmp.path, "out"), [binary, "1.5"])
+        self.assertFalse(any(has("symfix::Churn")(s) for s in folded(run)))
+        hex_id = build_id(symfix("symfix_buildid"))
+        home = os.path.join(self.tmp.path, "home")  # no caches but these
+        os.makedirs(home)
+        base_env = {**os.environ, "HOME": home, "XDG_CACHE_HOME": os.path.join(home, ".cache")}
+        base_env.pop("DEBUGINFOD_CACHE_PATH", None)
+        base_env.pop("DEBUGINFOD_URLS", None)
+
+        def postprocess(name, env):
+            dest = os.path.join(self.tmp.path, name)
+            os.makedirs(dest)
+            shutil.copy(os.path.join(run, "prof.tar.gz"), dest)
+            subprocess.run([t.PROFCPU, "postprocess", "-dir", dest], env=env, check=True,
+                           capture_output=True, text=True, timeout=120)
+            with open(os.path.join(dest, "profcpu.log"), encoding="utf-8") as f:
+                return dest, f.read()
+
+        def debug_tree(name, debug_file):
+            root = os.path.join(self.tmp.path, name, "usr", "lib", "debug")
+            os.makedirs(os.path.join(root, ".build-id", hex_id[:2]))
+            shutil.copy(debug_file, os.path.join(root, ".build-id", hex_id[:2],
+                                                 hex_id[2:] + ".debug"))
+            return root
+
+        # This machine's /usr/lib/debug by build-id, with no flag.
+        debug_dir = debug_tree("laptop-root", symfix("symfix_buildid.debug"))
+        laptop, log = postprocess("laptop", {**base_env, "PROFCPU_SYSTEM_DEBUG_DIR": debug_dir})
+        self.assert_named(laptop)
+        self.assertNotIn(binary, t.read_metadata(laptop)["symbols"]["unknown_frames_by_module"])
+        self.assertIn(f"{binary}: debug file {debug_dir}/.build-id/{hex_id[:2]}/{hex_id[2:]}.debug "
+                      "in this machine's root (build-id)", log)
+
+        # debuginfod's client cache ($XDG_CACHE_HOME/debuginfod_client), as
+        # gdb or debuginfod-find left it.
+        cache = os.path.join(home, ".cache", "debuginfod_client", hex_id)
+        os.makedirs(cache)
+        shutil.copy(symfix("symfix_buildid.debug"), os.path.join(cache, "debuginfo"))
+        cached, log = postprocess("cached", base_env)
+        self.assert_named(cached)
+        self.assertIn("debuginfo in this machine's debuginfod cache", log)
+        shutil.rmtree(cache)
+
+        # A debug file of another build (symfix_dwarf4) under this build-id's
+        # name is not used: the frames stay unknown, and the log says why.
+        wrong_dir = debug_tree("wrong-root", symfix("symfix_dwarf4"))
+        wrong, log = postprocess("wrong", {**base_env, "PROFCPU_SYSTEM_DEBUG_DIR": wrong_dir})
+        self.assertFalse(any(has("symfix::Churn")(s) for s in folded(wrong)))
+        self.assertRegex(log, r"ignoring debug file \S+ in this machine's root for "
+                              + re.escape(binary) + r": its build-id [0-9a-f]+ is not " + hex_id)
+
     def test_record_with_a_symbol_directory(self):
         app = self.app_dir("symfix_buildid")
         symbols = os.path.join(self.tmp.path, "dotnet-symbol-style")
@@ -290,13 +348,14 @@ class JitdumpTest(unittest.TestCase):
         def script(run):
             with open(os.path.join(run, "perf_script.out"), encoding="utf-8") as f:
                 return f.read()
-        # Without the return type the map puts first (symbolize/dotnet_names.h).
+        # Without the return type the map puts first, the method before its
+        # assembly (symbolize/dotnet_names.h).
         self.assertRegex(script(self.run_dir),
-                         r"\t *[0-9a-f]+ \[App\] App\.Worker::Spin\(\)\[OptimizedTier1\]\+0x")
+                         r"\t *[0-9a-f]+ App\.Worker::Spin\(\)\[OptimizedTier1\] \[App\]\+0x")
         stripped = postprocess_copy(self.run_dir, os.path.join(self.tmp.path, "stripped"),
                                     ["-strip-tiers"])
         self.assertNotIn("[OptimizedTier1]", script(stripped))
-        self.assertRegex(script(stripped), r"\t *[0-9a-f]+ \[App\] App\.Worker::Spin\(\)\+0x")
+        self.assertRegex(script(stripped), r"\t *[0-9a-f]+ App\.Worker::Spin\(\) \[App\]\+0x")
 
     def test_archive_keeps_the_jit_files_and_replays_them(self):
         with tarfile.open(os.path.join(self.run_dir, "prof.tar.gz")) as archive:

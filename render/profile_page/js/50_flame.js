@@ -134,14 +134,43 @@ FlameGraph.prototype.rowTop = function (depth, maxDepth) {
   return (this.inverted ? depth : maxDepth - depth) * FRAME_PX;
 };
 
+// A .NET method's "Type::Method" (render/dotnet_label.h): its name puts the
+// assembly last, and a cut name would show the namespace, not the method.
+// "" for any other name.
+function dotnetShortLabel(name) {
+  var end = name.length;
+  if (end > 4 && name.charAt(end - 4) === "_" && name.charAt(end - 3) === "[") end -= 4;  // "_[j]"
+  if (name.charAt(end - 1) !== "]") return "";
+  var open = name.lastIndexOf(" [", end - 1);
+  if (open < 0) return "";
+  var assembly = name.slice(open + 2, end - 1);
+  if (!assembly || assembly.indexOf("clone ") === 0 || /[\[\]()<>]/.test(assembly)) return "";
+  var head = name.slice(0, open), scope = head.lastIndexOf("::");
+  if (scope < 0) return "";
+  var method = head.slice(scope + 2).split(/[\[(<]/)[0];
+  var type = "", depth = 0;
+  for (var i = 0; i < scope; i++) {
+    var c = head[i];
+    if (c === "[" || c === "<") depth++;
+    else if (c === "]" || c === ">") { if (depth > 0) depth--; }
+    else if (depth === 0) type = c === "." ? "" : type + c;
+  }
+  return type && method ? type + "::" + method : "";
+}
+
 // The label for a frame `width` px wide: the SVG's rule (cut names end "..",
-// nothing under three characters).
+// nothing under three characters; a .NET method cut is its "Type::Method").
 FlameGraph.prototype.fitLabel = function (name, width) {
   var chars = Math.floor((width - 6) / this.charWidth);
   if (chars < 3) return "";
   if (name.length <= chars) return name;
   var points = Array.from(name);
   if (points.length <= chars) return name;
+  var short = dotnetShortLabel(name);
+  if (short) {
+    points = Array.from(short);
+    if (points.length <= chars) return short;
+  }
   return points.slice(0, chars - 2).join("") + "..";
 };
 
