@@ -162,7 +162,9 @@ class DwarfUnwinder::Impl {
     // pointers between the leaf and the first frame that keeps one). CFI
     // went on over the copy, through frames that keep frame pointers too
     // (their CFI, or libdw's frame-pointer fallback for JIT code).
-    const bool whole = rc == 0 && !current_.read_past_stack && !current_.frame_limit;
+    // libdw ends quietly when a return address cannot be read: only a walk
+    // that read nothing outside the copy ended at a frame without a caller.
+    const bool whole = rc == 0 && !current_.read_failed && !current_.frame_limit;
     const bool in_code = ips.size() > 1 && AllInCode(copy.pid, ips, spaces);
     if (whole && in_code) {
       // It reached the thread's first frame: the whole stack, which the
@@ -198,6 +200,7 @@ class DwarfUnwinder::Impl {
     DwflSessions::Session* session = nullptr;
     std::vector<uint64_t> ips;
     bool read_past_stack = false;
+    bool read_failed = false;  // any read outside the copy (below SP too: a wild CFA)
     bool frame_limit = false;
     size_t max_frames = 0;  // 0: the options' max_frames
     // A leaf repair: stop at the frame whose rsp is splice_rsp (0: no
@@ -252,6 +255,7 @@ class DwarfUnwinder::Impl {
       return true;
     }
     if (address >= c.sp) c.read_past_stack = true;
+    c.read_failed = true;
     return false;
   }
 
