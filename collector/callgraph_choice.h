@@ -21,7 +21,7 @@ inline constexpr uint32_t kDefaultDwarfStackSize = 8192;
 // The kernel copies (and reserves in the ring buffer) this much per sample,
 // but the recording keeps only what a repair reads when BP is a frame record
 // (the common case: a few hundred bytes), so the copy costs bytes only where
-// it is needed (docs/recording-format.md, "Cost of -callgraph fp+cfi").
+// it is needed (measured in docs/dotnet-osr.md, "What -callgraph fp+cfi does").
 inline constexpr uint32_t kDefaultLeafStackSize = 32768;
 
 // Both 0 for plain frame pointers.
