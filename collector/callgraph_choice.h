@@ -13,9 +13,16 @@ namespace profcpu::collector {
 // perf's default for --call-graph dwarf: 8 KiB of user stack per sample.
 inline constexpr uint32_t kDefaultDwarfStackSize = 8192;
 
-// -callgraph fp+cfi's default: enough for the frameless glibc wrappers'
-// frames between the stack pointer and the first frame record.
-inline constexpr uint32_t kDefaultLeafStackSize = 512;
+// -callgraph fp+cfi's default copy: enough to unwind by CFI from the stack
+// pointer to the thread's start when code without frame pointers (libcrypto's
+// assembly, .NET's OpenSSL shim) leaves garbage in BP and the kernel's
+// frame-pointer chain is lost from the leaf: an ASP.NET Core request's
+// stack is 8 to 30 KiB deep (issue 26: 8 KiB rooted 80% of SHA-256 samples).
+// The kernel copies (and reserves in the ring buffer) this much per sample,
+// but the recording keeps only what a repair reads when BP is a frame record
+// (the common case: a few hundred bytes), so the copy costs bytes only where
+// it is needed (measured in docs/dotnet-osr.md, "What -callgraph fp+cfi does").
+inline constexpr uint32_t kDefaultLeafStackSize = 32768;
 
 // Both 0 for plain frame pointers.
 struct CallgraphChoice {
@@ -23,7 +30,7 @@ struct CallgraphChoice {
   uint32_t leaf_stack_size = 0;
 };
 
-// "fp" -> frame pointers; "fp+cfi" -> leaf stack 512, "fp+cfi,BYTES";
+// "fp" -> frame pointers; "fp+cfi" -> leaf stack 32768, "fp+cfi,BYTES";
 // "dwarf" -> 8192, "dwarf,BYTES": BYTES a multiple of 8 from 8 to 65528 (the
 // most perf_event_open accepts). InvalidArgument naming the flag otherwise.
 absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value);

@@ -12,7 +12,7 @@ TEST(CallgraphChoiceTest, Values) {
   EXPECT_EQ(ParseCallgraph("dwarf")->leaf_stack_size, 0u);
   EXPECT_EQ(ParseCallgraph("dwarf,16384")->dwarf_stack_size, 16384u);
   EXPECT_EQ(ParseCallgraph("dwarf,65528")->dwarf_stack_size, 65528u);
-  EXPECT_EQ(ParseCallgraph("fp+cfi")->leaf_stack_size, 512u);
+  EXPECT_EQ(ParseCallgraph("fp+cfi")->leaf_stack_size, 32768u);
   EXPECT_EQ(ParseCallgraph("fp+cfi")->dwarf_stack_size, 0u);
   EXPECT_EQ(ParseCallgraph("fp+cfi,1024")->leaf_stack_size, 1024u);
   for (const char* bad : {"", "lbr", "dwarf,", "dwarf,0", "dwarf,12", "dwarf,65536", "dwarf,-8",

@@ -23,6 +23,7 @@ packages=(
   libcurl4-openssl-dev libdebuginfod-dev  # debug files from SSQP and debuginfod servers
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
   python3 libxml2-dev     # configure-time: the integration tests' runner, the fuzzers' XML check
+  libssl-dev              # tests/fixtures/crypto_chain hashes with libcrypto (issue 26)
 )
 if [ "$scope" = all ]; then
   packages+=(

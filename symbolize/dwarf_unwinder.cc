@@ -25,10 +25,6 @@ constexpr int kPerfRegIp = 8;
 // DWARF register number of rsp (psABI): a frame's rsp, which on x86-64 is
 // its callee's canonical frame address.
 constexpr unsigned kDwarfRegSp = 7;
-// How many frames a leaf repair unwinds by CFI at most before giving up on
-// meeting the frame-pointer chain (glibc's deepest frameless nesting on the
-// way to a system call is three).
-constexpr size_t kMaxRepairFrames = 16;
 // The perf register holding each x86-64 DWARF register 0..16 (System V
 // x86-64 psABI, "DWARF Register Number Mapping": rax rdx rcx rbx rsi rdi rbp
 // rsp r8..r15, then 16 the return address, i.e. rip).
@@ -128,13 +124,15 @@ class DwarfUnwinder::Impl {
     current_.spaces = &spaces;
     current_.session = session;
     current_.repair = true;
-    current_.max_frames = kMaxRepairFrames;
-    if (chain.size() >= 2) {
+    // Only a BP above SP can be a frame record the CFI walk meets; any other
+    // (a table address, a heap pointer: code without frame pointers keeps
+    // data there) is never met, and the walk goes on as far as the copy goes.
+    if (chain.size() >= 2 && *bp > *sp) {
       current_.splice_rsp = *bp + 16;
       current_.splice_return = chain[1];
     }
-    dwfl_getthread_frames(session->dwfl(), static_cast<pid_t>(copy.tid ? copy.tid : 1),
-                          &Impl::OnFrame, this);
+    const int rc = dwfl_getthread_frames(session->dwfl(), static_cast<pid_t>(copy.tid ? copy.tid : 1),
+                                         &Impl::OnFrame, this);
     std::vector<uint64_t>& ips = current_.ips;
     if (current_.splice_at > 0) {
       const size_t k = current_.splice_at;
@@ -160,10 +158,25 @@ class DwarfUnwinder::Impl {
       ++stats.mismatch;
       return unchanged;
     }
-    if (chain.size() == 1 && ips.size() > 1) {
-      // The kernel found no frame record at all (rbp 0 or not a stack
-      // address): what CFI recovered is more than it had, if not the whole
-      // stack.
+    // The chain was never met: BP held no frame record (code without frame
+    // pointers between the leaf and the first frame that keeps one). CFI
+    // went on over the copy, through frames that keep frame pointers too
+    // (their CFI, or libdw's frame-pointer fallback for JIT code).
+    // libdw ends quietly when a return address cannot be read: only a walk
+    // that read nothing outside the copy ended at a frame without a caller.
+    const bool whole = rc == 0 && !current_.read_failed && !current_.frame_limit;
+    const bool in_code = ips.size() > 1 && AllInCode(copy.pid, ips, spaces);
+    if (whole && in_code) {
+      // It reached the thread's first frame: the whole stack, which the
+      // kernel's chain (garbage from BP on) never had.
+      ++stats.cfi_whole;
+      stats.frames_added += ips.size() - 1;
+      return {std::move(ips), false};
+    }
+    if (in_code && (chain.size() == 1 || !InCode(copy.pid, chain[1], spaces))) {
+      // The kernel found no frame record (rbp 0, not a stack address, or
+      // one whose return address is no code): what CFI recovered is more
+      // than it had, if not the whole stack (the copy ended first).
       ++stats.cfi_only;
       stats.frames_added += ips.size() - 1;
       return {std::move(ips), true};
@@ -187,6 +200,7 @@ class DwarfUnwinder::Impl {
     DwflSessions::Session* session = nullptr;
     std::vector<uint64_t> ips;
     bool read_past_stack = false;
+    bool read_failed = false;  // any read outside the copy (below SP too: a wild CFA)
     bool frame_limit = false;
     size_t max_frames = 0;  // 0: the options' max_frames
     // A leaf repair: stop at the frame whose rsp is splice_rsp (0: no
@@ -197,6 +211,18 @@ class DwarfUnwinder::Impl {
     size_t splice_at = 0;  // the frame where the chain was met; 0: not met
     bool splice_mismatch = false;
   };
+
+  // A return address (or the sampled IP) lies in a mapping of the process.
+  static bool InCode(uint32_t pid, uint64_t ip, const AddressSpaceTracker& spaces) {
+    return ip > 0 && spaces.FindMapping(pid, ip - 1).has_value();
+  }
+  static bool AllInCode(uint32_t pid, const std::vector<uint64_t>& ips,
+                        const AddressSpaceTracker& spaces) {
+    for (size_t i = 1; i < ips.size(); ++i) {
+      if (!InCode(pid, ips[i], spaces)) return false;
+    }
+    return true;
+  }
 
   void Warn(std::string warning) {
     if (warned_.insert(warning).second) warnings_.push_back(std::move(warning));
@@ -229,6 +255,7 @@ class DwarfUnwinder::Impl {
       return true;
     }
     if (address >= c.sp) c.read_past_stack = true;
+    c.read_failed = true;
     return false;
   }
 
@@ -263,7 +290,9 @@ class DwarfUnwinder::Impl {
         }
         return DWARF_CB_ABORT;
       }
-      if (rsp > c.splice_rsp) return DWARF_CB_ABORT;  // passed it: no meeting
+      // Passed it: BP was no frame record of this stack. The walk goes on
+      // by CFI alone (RepairLeaf keeps it if it reaches the thread's start).
+      if (rsp > c.splice_rsp) c.splice_rsp = 0;
     }
     c.ips.push_back(pc);
     const size_t max_frames = c.max_frames > 0 ? c.max_frames : impl->max_frames_;

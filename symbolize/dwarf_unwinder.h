@@ -44,6 +44,7 @@ struct LeafRepairStats {
   uint64_t unchanged = 0;     // the leaf had its frame: the chain was whole
   uint64_t repaired = 0;      // callers put back
   uint64_t frames_added = 0;
+  uint64_t cfi_whole = 0;     // the chain never met: CFI frames to the thread's start instead
   uint64_t cfi_only = 0;      // no frame-pointer chain: CFI frames instead (marked truncated)
   uint64_t no_registers = 0;  // of those left as they were: no user registers (kernel thread)
   uint64_t no_cfi = 0;        // no unwinding session for the process

@@ -23,6 +23,8 @@
 #include "symbolize/elf_symbols.h"
 
 extern "C" int unwind_fixture_a(void (*capture)(void*), void* arg);
+extern "C" int unwind_fixture_bp_table(void (*capture)(const ucontext_t*, void*), void* arg);
+extern "C" const unsigned long kUnwindFixtureTable[4];
 
 namespace profcpu::symbolize {
 namespace {
@@ -81,11 +83,18 @@ struct Capture {
 
 // What a perf sample with PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER
 // holds: the registers (perf's order for kRegsMask) and the stack from sp up.
+void CaptureContext(const ucontext_t* uc, void* arg);
+
 __attribute__((noinline)) void CaptureHere(void* arg) {
-  auto* c = static_cast<Capture*>(arg);
   ucontext_t uc;
   getcontext(&uc);
-  const greg_t* g = uc.uc_mcontext.gregs;
+  CaptureContext(&uc, arg);
+}
+
+// Fills a Capture from `uc`, taken in a frame at or above this one's caller.
+__attribute__((noinline)) void CaptureContext(const ucontext_t* uc, void* arg) {
+  auto* c = static_cast<Capture*>(arg);
+  const greg_t* g = uc->uc_mcontext.gregs;
   c->sample.pid = static_cast<uint32_t>(getpid());
   c->sample.tid = static_cast<uint32_t>(gettid());
   c->sample.user_regs_abi = 2;
@@ -368,6 +377,84 @@ TEST(LeafRepairTest, WithoutAFrameRecordCfiFramesStandIn) {
   EXPECT_EQ(repaired.ips[0], leaf.chain[0]);
   EXPECT_EQ(repaired.ips[1], leaf.return_into_capture);
   EXPECT_TRUE(repaired.truncated);
+  EXPECT_EQ(unwinder.stats().leaf.cfi_only, 1u);
+}
+
+// Code without frame pointers between the leaf and the first frame that
+// keeps one, using BP for data (libcrypto's SHA-256 keeps its constants
+// table there): the kernel's walk reads the table as a frame record, so its
+// chain is the IP and a number that is no code. CFI goes past it.
+void* CaptureWithBpOnATable(void* arg) {
+  unwind_fixture_bp_table(&CaptureContext, arg);
+  return nullptr;
+}
+
+struct TableSample {
+  recording::OffCpuSample stay;
+  std::vector<uint64_t> chain;
+  UserStackCopy copy() const { return StackCopyOf(stay, kLeafMask); }
+};
+
+TableSample SampleWithBpOnATable(const Capture& capture) {
+  const std::vector<uint64_t>& regs = capture.sample.user_regs;  // kRegsMask order
+  TableSample leaf;
+  leaf.stay.pid = capture.sample.pid;
+  leaf.stay.tid = capture.sample.tid;
+  leaf.stay.user_regs_abi = 2;
+  leaf.stay.user_regs = {regs[6], regs[7], regs[8]};
+  leaf.stay.user_stack_copy = capture.sample.user_stack;
+  // perf_callchain_user from BP = the table: its second word as a return
+  // address, then its first as the next record, which is no user address.
+  leaf.chain = {regs[8], kUnwindFixtureTable[1]};
+  return leaf;
+}
+
+TEST(LeafRepairTest, ABpHoldingDataIsUnwoundPastByCfiToTheThreadStart) {
+  Capture capture;
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, nullptr, &CaptureWithBpOnATable, &capture), 0);
+  pthread_join(thread, nullptr);
+  ASSERT_TRUE(capture.whole_stack);
+  ASSERT_EQ(capture.sample.user_regs[6], reinterpret_cast<uint64_t>(kUnwindFixtureTable));
+  TableSample leaf = SampleWithBpOnATable(capture);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  DwarfUnwinder unwinder(&files);
+  UnwoundStack repaired = unwinder.RepairLeaf(leaf.copy(), leaf.chain, spaces);
+  std::vector<std::string> names = Names(repaired);
+  SCOPED_TRACE(::testing::PrintToString(names));
+  ASSERT_GE(names.size(), 4u);
+  EXPECT_EQ(repaired.ips[0], leaf.chain[0]);
+  EXPECT_EQ(names[0], "unwind_fixture_frameless_capture");
+  EXPECT_EQ(names[1], "unwind_fixture_bp_table");
+  EXPECT_THAT(names[2], ::testing::HasSubstr("CaptureWithBpOnATable"));
+  // Then glibc's start_thread and clone3 (not exported: dladdr names them
+  // after a neighbour), the thread's first frame.
+  EXPECT_FALSE(repaired.truncated);
+  EXPECT_GE(names.size(), 5u);
+  EXPECT_EQ(unwinder.stats().leaf.cfi_whole, 1u);
+
+  // The copy ends before the thread's start (cut just above the fixture's
+  // frames): the CFI frames, marked cut, still beat a chain whose second
+  // address is no code.
+  size_t fixture_frames_end = 0;
+  for (size_t size = 64; size <= capture.sample.user_stack.size(); size += 8) {
+    TableSample probe = SampleWithBpOnATable(capture);
+    probe.stay.user_stack_copy.resize(size);
+    DwarfUnwinder scratch(&files);
+    if (scratch.RepairLeaf(probe.copy(), probe.chain, spaces).ips.size() >= 3) {
+      fixture_frames_end = size;
+      break;
+    }
+  }
+  ASSERT_GT(fixture_frames_end, 0u);
+  TableSample short_copy = SampleWithBpOnATable(capture);
+  short_copy.stay.user_stack_copy.resize(fixture_frames_end);
+  UnwoundStack cut = unwinder.RepairLeaf(short_copy.copy(), short_copy.chain, spaces);
+  SCOPED_TRACE(::testing::PrintToString(Names(cut)));
+  ASSERT_GE(cut.ips.size(), 3u);
+  EXPECT_EQ(cut.ips[1], repaired.ips[1]);
+  EXPECT_TRUE(cut.truncated);
   EXPECT_EQ(unwinder.stats().leaf.cfi_only, 1u);
 }
 

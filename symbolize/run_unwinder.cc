@@ -54,7 +54,9 @@ void RunUnwinder::Finish(const DwarfReplayCounts& summary, base::RunLog* log) {
       log->Info(absl::StrCat(
           "leaf repair (-callgraph fp+cfi): ", leaf.samples, " chains, ", leaf.repaired,
           " repaired (", leaf.frames_added, " frames put back), ", leaf.unchanged,
-          " whole already, ", leaf.cfi_only, " without a frame record (CFI frames only); left as "
+          " whole already, ", leaf.cfi_whole, " rooted by CFI past a frame-pointer chain that "
+          "was garbage, ", leaf.cfi_only, " without a frame record (CFI frames only, cut "
+          "where the stack copy ends); left as "
           "they were: ", leaf.no_splice, " CFI did not reach the frame-pointer chain, ",
           leaf.mismatch, " disagreed with it, ", leaf.outside_mappings,
           " pointed outside the process's code, ", leaf.no_registers, " without registers, ",

@@ -33,8 +33,9 @@ bool IsKernelAddress(uint64_t ip) { return ip >= 0xffff800000000000ull; }
 // rises beyond it; a link that does not rise (the chain's end, or BP was no
 // frame pointer) ends it at the record before. Each link costs a frame's
 // bytes, for every process (docs/recording-format.md). When BP is not
-// inside the copy (0, or not a frame pointer), keep all of it: the leaf
-// repair may then use every byte. Registers are kLeafRegsMask's: BP, SP, IP.
+// inside the copy (0, or not a frame pointer), or its record does not link
+// upwards (BP held a pointer to a local), keep all of it: the leaf repair
+// may then use every byte, unwinding by CFI as far as the copy goes. Registers are kLeafRegsMask's: BP, SP, IP.
 constexpr int kFrameRecordsKept = 3;  // BP's and its two callers'
 // A saved frame pointer this far above SP is not believed (a thread's stack
 // is 8 MiB by default; frames of a MiB are rare): the chain ends there.
@@ -49,7 +50,14 @@ size_t FrameRecordEnd(const recording::Sample& s, absl::string_view stack, size_
   for (int link = 1; link < kFrameRecordsKept && record + 8 <= copied; ++link) {
     uint64_t saved = 0;
     std::memcpy(&saved, stack.data() + record, 8);
-    if (saved <= sp + record || saved - sp > kMaxFrameSpan) break;  // the chain ends here
+    if (saved <= sp + record || saved - sp > kMaxFrameSpan) {
+      // BP's own record does not link upwards: BP held data, not a frame
+      // pointer (frameless code keeps pointers to its callers' locals
+      // there), and CFI will need the stack above it. (The rare sample in a
+      // thread's outermost frame keeps its short stack whole too.)
+      if (link == 1) return copied;
+      break;  // the chain ends here
+    }
     if (saved - sp >= copied) return copied;    // the next record is beyond the copy
     record = saved - sp;
   }

@@ -157,15 +157,24 @@ std::string LeafSampleBody(uint64_t bp, uint64_t sp, uint64_t stack_size, uint64
 TEST(PerfRecordParserTest, LeafSampleKeepsItsChainAndTheStackUpToTheFrameRecord) {
   PerfRecordParser parser(127, SampleLayout{kLeafRegsMask, true, /*user_chain=*/true,
                                             /*trim_to_frame_record=*/true});
-  // BP 40 bytes above SP, [BP] no frame pointer (the byte pattern, far
-  // above): bytes [SP, BP + 16) are all a repair may read.
+  // BP 40 bytes above SP, a frame record whose saved BP is the chain's end
+  // (0): bytes [SP, BP + 16) are all a repair may read.
   auto record = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
-                                        LeafSampleBody(0x7000 + 40, 0x7000, 512, 512)));
+                                        LeafSampleBody(0x7000 + 40, 0x7000, 512, 512,
+                                                       {{40, 0x7000 + 300}, {300, 0}})));
   ASSERT_TRUE(record.has_value());
   const auto& s = std::get<recording::Sample>(*record);
   EXPECT_EQ(s.user_ips, (std::vector<uint64_t>{0x401234, 0x401500}));
   EXPECT_EQ(s.user_regs, (std::vector<uint64_t>{0x7000 + 40, 0x7000, 0x401234}));
-  EXPECT_EQ(s.user_stack.size(), 56u);
+  EXPECT_EQ(s.user_stack.size(), 316u);
+
+  // BP inside the copy but no frame record (what it points at does not link
+  // upwards: frameless code keeps a pointer to a caller's local there): CFI
+  // will unwind past it, so all of the copy is kept.
+  auto data_bp = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+                                         LeafSampleBody(0x7000 + 40, 0x7000, 512, 512)));
+  ASSERT_TRUE(data_bp.has_value());
+  EXPECT_EQ(std::get<recording::Sample>(*data_bp).user_stack.size(), 512u);
 
   // BP outside the copy (a frameless caller, or not a frame pointer): all of it.
   for (uint64_t bp : {0ull, 0x6ff8ull, 0x7000ull + 512}) {
@@ -176,7 +185,8 @@ TEST(PerfRecordParserTest, LeafSampleKeepsItsChainAndTheStackUpToTheFrameRecord)
   }
   // A record near the top of the stack: what was copied bounds the trim.
   auto near_top = parser.Parse(WithHeader(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
-                                          LeafSampleBody(0x7000 + 40, 0x7000, 512, 48)));
+                                          LeafSampleBody(0x7000 + 40, 0x7000, 512, 48,
+                                                         {{40, 0x7000 + 300}})));
   ASSERT_TRUE(near_top.has_value());
   EXPECT_EQ(std::get<recording::Sample>(*near_top).user_stack.size(), 48u);
   EXPECT_EQ(parser.malformed(), 0u);
@@ -202,8 +212,10 @@ TEST(PerfRecordParserTest, LeafSampleKeepsTwoMoreFrameRecordsWhileTheyRise) {
   // A link rising beyond the copy: what lies below it may be needed, all of it.
   EXPECT_EQ(kept({{40, kSp + 200}, {200, kSp + 4000}}), 1024u);
   EXPECT_EQ(kept({{40, kSp + 200}, {200, kSp + 480}}, /*copied=*/300), 300u);
-  // Not believed: a frame pointer a MiB above.
-  EXPECT_EQ(kept({{40, kSp + (2 << 20)}}), 56u);
+  // Not believed: a frame pointer a MiB above, so BP was no frame record.
+  EXPECT_EQ(kept({{40, kSp + (2 << 20)}}), 1024u);
+  // BP's record links up, the next one a MiB above: the chain ends there.
+  EXPECT_EQ(kept({{40, kSp + 200}, {200, kSp + (2 << 20)}}), 216u);
   EXPECT_EQ(parser.malformed(), 0u);
 }
 

@@ -43,7 +43,7 @@ TEST(CollectionFlagsTest, TheDefaults) {
   EXPECT_EQ(options.sampler.ring_buffer_pages, 256u);
   EXPECT_EQ(options.sampler.event.name, "cpu-clock");
   EXPECT_EQ(options.sampler.dwarf_stack_size, 0u);
-  EXPECT_EQ(options.sampler.leaf_stack_size, 512u);  // -callgraph fp+cfi
+  EXPECT_EQ(options.sampler.leaf_stack_size, 32768u);  // -callgraph fp+cfi
   EXPECT_TRUE(options.profile.leaf_copy);
   EXPECT_EQ(options.profile.mode, ProfileMode::kCpu);
   EXPECT_EQ(options.profile.backend, SamplingBackend::kPerf);
@@ -63,7 +63,7 @@ TEST(CollectionFlagsTest, GoodValues) {
   EXPECT_EQ(options.sampler.rate, 997u);
   EXPECT_EQ(options.sampler.ring_buffer_pages, 1024u);
   EXPECT_EQ(options.sampler.event.name, "task-clock");
-  EXPECT_EQ(options.sampler.leaf_stack_size, 512u);
+  EXPECT_EQ(options.sampler.leaf_stack_size, 32768u);
   EXPECT_TRUE(options.profile.leaf_copy);
   EXPECT_EQ(options.profile.mode, ProfileMode::kWall);
   EXPECT_EQ(options.profile.backend, SamplingBackend::kBpf);
