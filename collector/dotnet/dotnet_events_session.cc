@@ -87,6 +87,7 @@ bool DotnetEventsSession::Handle(pid_t pid) {
     return true;
   }
   running->session = std::move(*session);
+  if (facts_ != nullptr) facts_->NoteVersion(*target);
   log_->Info(absl::StrCat("started EventPipe session ", running->session->session_id(),
                           " on .NET process ", pid, " (GC, loader, JIT, contention, exception, "
                           "thread-pool events) into ", running->path));
@@ -116,6 +117,7 @@ void DotnetEventsSession::Finish() {
   for (auto& [pid, running] : running_) {
     if (running->thread.joinable()) running->thread.join();
     const EventPipeSession& s = *running->session;
+    if (facts_ != nullptr) facts_->Of(pid).events_bytes = s.bytes_written();
     std::string size = absl::StrCat(s.bytes_written(), " bytes");
     if (!running->status.ok()) {
       log_->Warn(absl::StrCat("the .NET runtime events of process ", pid, " may be incomplete (",

@@ -22,6 +22,7 @@
 #include "base/run_log.h"
 #include "base/unique_fd.h"
 #include "collector/dotnet/eventpipe_session.h"
+#include "collector/dotnet/runtime_facts.h"
 
 namespace profcpu::collector::dotnet {
 
@@ -39,9 +40,11 @@ EventPipeConfig DotnetEventsConfig(uint64_t max_bytes);
 
 class DotnetEventsSession {
  public:
-  // `dir` must exist; `max_bytes` caps each process's file.
-  DotnetEventsSession(std::string dir, uint64_t max_bytes, base::RunLog* log)
-      : dir_(std::move(dir)), max_bytes_(max_bytes), log_(log) {}
+  // `dir` must exist; `max_bytes` caps each process's file. `facts` (may be
+  // null) learns each runtime's version and what its stream kept.
+  DotnetEventsSession(std::string dir, uint64_t max_bytes, base::RunLog* log,
+                      RuntimeFacts* facts = nullptr)
+      : dir_(std::move(dir)), max_bytes_(max_bytes), log_(log), facts_(facts) {}
   ~DotnetEventsSession() { Finish(); }
   DotnetEventsSession(const DotnetEventsSession&) = delete;
   DotnetEventsSession& operator=(const DotnetEventsSession&) = delete;
@@ -73,6 +76,7 @@ class DotnetEventsSession {
   std::string dir_;
   uint64_t max_bytes_;
   base::RunLog* log_;
+  RuntimeFacts* facts_;
   std::map<pid_t, Watched> watched_;
   std::map<pid_t, std::unique_ptr<Running>> running_;
   std::atomic<bool> stopping_{false};
