@@ -29,7 +29,8 @@ void RuntimeWatch::StartDotnetSessions(const std::vector<pid_t>& existing) {
   }
   if (options_.dotnet_events && !options_.dotnet_events_dir.empty() && options_.log != nullptr) {
     dotnet_events_.emplace(options_.dotnet_events_dir, options_.dotnet_events_max_bytes,
-                           options_.log, &facts_);
+                           options_.log, &facts_,
+                           static_cast<uint64_t>(absl::ToInt64Seconds(options_.duration)));
     for (pid_t process : existing) dotnet_events_->Watch(process);
   }
 }

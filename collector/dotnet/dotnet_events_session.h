@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "base/run_log.h"
 #include "base/unique_fd.h"
+#include "collector/dotnet/event_budget.h"
 #include "collector/dotnet/eventpipe_session.h"
 #include "collector/dotnet/runtime_facts.h"
 
@@ -40,11 +41,17 @@ EventPipeConfig DotnetEventsConfig(uint64_t max_bytes);
 
 class DotnetEventsSession {
  public:
-  // `dir` must exist; `max_bytes` caps each process's file. `facts` (may be
-  // null) learns each runtime's version and what its stream kept.
+  // `dir` must exist; `max_bytes` caps each process's file, which the
+  // budget spreads over `planned_seconds` (the -duration; 0: none given).
+  // `facts` (may be null) learns each runtime's version and what its stream
+  // kept and dropped.
   DotnetEventsSession(std::string dir, uint64_t max_bytes, base::RunLog* log,
-                      RuntimeFacts* facts = nullptr)
-      : dir_(std::move(dir)), max_bytes_(max_bytes), log_(log), facts_(facts) {}
+                      RuntimeFacts* facts = nullptr, uint64_t planned_seconds = 0)
+      : dir_(std::move(dir)),
+        max_bytes_(max_bytes),
+        planned_seconds_(planned_seconds),
+        log_(log),
+        facts_(facts) {}
   ~DotnetEventsSession() { Finish(); }
   DotnetEventsSession(const DotnetEventsSession&) = delete;
   DotnetEventsSession& operator=(const DotnetEventsSession&) = delete;
@@ -59,6 +66,8 @@ class DotnetEventsSession {
 
  private:
   struct Running {
+    std::unique_ptr<EventBudget> budget;
+    std::unique_ptr<nettrace::NettraceStreamFilter> filter;
     std::unique_ptr<EventPipeSession> session;
     base::UniqueFd out;
     std::string path;
@@ -75,6 +84,7 @@ class DotnetEventsSession {
 
   std::string dir_;
   uint64_t max_bytes_;
+  uint64_t planned_seconds_;
   base::RunLog* log_;
   RuntimeFacts* facts_;
   std::map<pid_t, Watched> watched_;
