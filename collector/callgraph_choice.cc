@@ -33,4 +33,9 @@ absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value) {
       value, "'"));
 }
 
+std::string CallgraphSpelling(absl::string_view walker, uint32_t stack_bytes) {
+  if (walker == "fp" || stack_bytes == 0) return std::string(walker);
+  return absl::StrCat(walker, ",", stack_bytes);
+}
+
 }  // namespace profcpu::collector

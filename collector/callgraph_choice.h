@@ -4,6 +4,7 @@
 #define PROFCPU_COLLECTOR_CALLGRAPH_CHOICE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -34,6 +35,12 @@ struct CallgraphChoice {
 // "dwarf" -> 8192, "dwarf,BYTES": BYTES a multiple of 8 from 8 to 65528 (the
 // most perf_event_open accepts). InvalidArgument naming the flag otherwise.
 absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value);
+
+// The -callgraph value a recording was taken with, as ParseCallgraph reads
+// it: `walker` is the header's "fp", "fp+cfi" or "dwarf", `stack_bytes` its
+// user_stack_size ("fp+cfi,512", "dwarf,8192"; "fp" alone, or the walker
+// alone when the size is unknown).
+std::string CallgraphSpelling(absl::string_view walker, uint32_t stack_bytes);
 
 }  // namespace profcpu::collector
 

@@ -22,5 +22,14 @@ TEST(CallgraphChoiceTest, Values) {
   }
 }
 
+TEST(CallgraphChoiceTest, SpellingReadsBackAsTheSameChoice) {
+  EXPECT_EQ(CallgraphSpelling("fp", 0), "fp");
+  EXPECT_EQ(CallgraphSpelling("fp+cfi", 512), "fp+cfi,512");
+  EXPECT_EQ(CallgraphSpelling("dwarf", 16384), "dwarf,16384");
+  // A recording from before the size was kept: the walker alone.
+  EXPECT_EQ(CallgraphSpelling("dwarf", 0), "dwarf");
+  EXPECT_EQ(ParseCallgraph(CallgraphSpelling("fp+cfi", 1024))->leaf_stack_size, 1024u);
+}
+
 }  // namespace
 }  // namespace profcpu::collector

@@ -263,10 +263,15 @@ std::optional<std::string> Collection::StopReason(uint64_t now_ns) {
 // Stops the events, then reads what they left: nothing is lost between.
 absl::Status Collection::StopSampling() {
   sampler_->DisableAll();
-  watch_.StopSessions();
+  std::vector<recording::DotnetRuntime> runtimes = watch_.StopSessions(MonotonicNowNs());
   sampler_->Drain();
   if (bpf_) PROFCPU_RETURN_IF_ERROR(bpf_->Poll(MonotonicNowNs(), /*final=*/true, &*orderer_));
-  return orderer_->Flush();
+  PROFCPU_RETURN_IF_ERROR(orderer_->Flush());
+  // After every sample, so their time (the sessions' end) keeps the order.
+  for (recording::DotnetRuntime& runtime : runtimes) {
+    PROFCPU_RETURN_IF_ERROR(writer_->Write(runtime));
+  }
+  return absl::OkStatus();
 }
 
 void Collection::TallyCounts() {

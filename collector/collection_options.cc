@@ -38,4 +38,11 @@ uint64_t PerfMapCopyCapFromEnv() {
   return bytes < PerfMapTailer::Limits().max_file_bytes ? bytes : 0;
 }
 
+uint64_t DotnetEventsCapFromEnv() {
+  const char* text = std::getenv("PROFCPU_DOTNET_EVENTS_MAX_BYTES");
+  uint64_t bytes = 0;
+  if (text == nullptr || !absl::SimpleAtoi(text, &bytes)) return 0;
+  return bytes < CollectionOptions().dotnet_events_max_bytes ? bytes : 0;
+}
+
 }  // namespace profcpu::collector

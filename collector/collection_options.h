@@ -77,6 +77,12 @@ absl::Status ValidateCollectionOptions(const CollectionOptions& options);
 // when unset, unreadable or not lower.
 uint64_t PerfMapCopyCapFromEnv();
 
+// The dotnet_events_max_bytes that PROFCPU_DOTNET_EVENTS_MAX_BYTES asks for:
+// lowers the cap of each .NET process's event stream (tests see the budget
+// thin a stream within seconds), never raises it; 0 when unset, unreadable
+// or not lower than the default.
+uint64_t DotnetEventsCapFromEnv();
+
 }  // namespace profcpu::collector
 
 #endif  // PROFCPU_COLLECTOR_COLLECTION_OPTIONS_H_

@@ -85,3 +85,21 @@ TEST(PerfMapCopyCapFromEnvTest, OnlyLowersTheCap) {
 
 }  // namespace
 }  // namespace profcpu::collector
+
+namespace profcpu::collector {
+namespace {
+
+TEST(DotnetEventsCapFromEnvTest, OnlyLowersTheCap) {
+  ::unsetenv("PROFCPU_DOTNET_EVENTS_MAX_BYTES");
+  EXPECT_EQ(DotnetEventsCapFromEnv(), 0u);
+  ::setenv("PROFCPU_DOTNET_EVENTS_MAX_BYTES", "2097152", 1);
+  EXPECT_EQ(DotnetEventsCapFromEnv(), 2097152u);
+  ::setenv("PROFCPU_DOTNET_EVENTS_MAX_BYTES", "2M", 1);
+  EXPECT_EQ(DotnetEventsCapFromEnv(), 0u);
+  ::setenv("PROFCPU_DOTNET_EVENTS_MAX_BYTES", "268435456", 1);  // the default
+  EXPECT_EQ(DotnetEventsCapFromEnv(), 0u);
+  ::unsetenv("PROFCPU_DOTNET_EVENTS_MAX_BYTES");
+}
+
+}  // namespace
+}  // namespace profcpu::collector

@@ -24,12 +24,13 @@ bool Due(uint64_t now_ns, uint64_t interval_ns, uint64_t* last_ns) {
 
 void RuntimeWatch::StartDotnetSessions(const std::vector<pid_t>& existing) {
   if (options_.manage_dotnet_perfmaps && options_.log != nullptr) {
-    perfmaps_.emplace(options_.log);
+    perfmaps_.emplace(options_.log, &facts_);
     for (pid_t process : existing) perfmaps_->Watch(process);
   }
   if (options_.dotnet_events && !options_.dotnet_events_dir.empty() && options_.log != nullptr) {
     dotnet_events_.emplace(options_.dotnet_events_dir, options_.dotnet_events_max_bytes,
-                           options_.log);
+                           options_.log, &facts_,
+                           static_cast<uint64_t>(absl::ToInt64Seconds(options_.duration)));
     for (pid_t process : existing) dotnet_events_->Watch(process);
   }
 }
@@ -64,9 +65,15 @@ void RuntimeWatch::Tick(uint64_t now_ns) {
   if (tailer_ && Due(now_ns, kPerfMapTailIntervalNs, &last_perfmap_tail_ns_)) tailer_->Tick();
 }
 
-void RuntimeWatch::StopSessions() {
+std::vector<recording::DotnetRuntime> RuntimeWatch::StopSessions(uint64_t time_ns) {
   if (perfmaps_) perfmaps_->Finish();
   if (dotnet_events_) dotnet_events_->Finish();
+  std::vector<recording::DotnetRuntime> runtimes = facts_.Records(time_ns);
+  // -perfmap off: profcpu neither looked nor touched them.
+  for (recording::DotnetRuntime& runtime : runtimes) {
+    if (!perfmaps_ && runtime.perf_maps.empty()) runtime.perf_maps = "not_managed";
+  }
+  return runtimes;
 }
 
 void RuntimeWatch::FinishPerfMapCopies(std::vector<TailedPerfMap>* perf_maps,

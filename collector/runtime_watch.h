@@ -17,6 +17,8 @@
 #include "collector/dotnet/dotnet_events_session.h"
 #include "collector/dotnet/perfmap_session.h"
 #include "collector/perf_map_tailer.h"
+#include "collector/dotnet/runtime_facts.h"
+#include "recording/records.h"
 
 namespace profcpu::collector {
 
@@ -47,7 +49,9 @@ class RuntimeWatch {
   void Tick(uint64_t now_ns);
 
   // Turns off what the sessions turned on; the files stay for symbolization.
-  void StopSessions();
+  // Returns what they learned of each .NET runtime, stamped `time_ns`, for
+  // the recording.
+  std::vector<recording::DotnetRuntime> StopSessions(uint64_t time_ns);
   // After the last mmap record (every JIT process is watched by then): the
   // perf maps as copied, with the copier's warnings and a note for each map.
   void FinishPerfMapCopies(std::vector<TailedPerfMap>* perf_maps,
@@ -55,6 +59,7 @@ class RuntimeWatch {
 
  private:
   const CollectionOptions& options_;
+  dotnet::RuntimeFacts facts_;
   std::optional<dotnet::PerfMapSession> perfmaps_;
   std::optional<dotnet::DotnetEventsSession> dotnet_events_;
   std::vector<pid_t> new_processes_;  // forked since the last Tick

@@ -29,7 +29,7 @@ TEST(RuntimeWatchTest, StartsOnlyWhatTheOptionsAskFor) {
   EXPECT_EQ(watch.tailer(), nullptr);
   watch.NoteNewProcess(::getpid());
   watch.Tick(1'000'000'000);
-  watch.StopSessions();
+  watch.StopSessions(0);
   std::vector<TailedPerfMap> maps;
   std::vector<std::string> warnings, notes;
   watch.FinishPerfMapCopies(&maps, &warnings, &notes);

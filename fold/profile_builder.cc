@@ -87,6 +87,9 @@ class Builder {
   }
   void On(const recording::ProcessInfo& info) { out_->summary.processes.push_back(info); }
   void On(const recording::Finish& finish) { out_->summary.finish = finish; }
+  void On(const recording::DotnetRuntime& runtime) {
+    out_->summary.dotnet_runtimes.push_back(runtime);
+  }
   void On(const recording::Sample& sample) {
     RecordingSummary& summary = out_->summary;
     if (summary.samples == 0) summary.first_sample_ns = sample.time_ns;

@@ -53,6 +53,9 @@ struct RecordingSummary {
   uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
   std::vector<recording::ProcessInfo> processes;
+  // What each .NET process's runtime told the collector (metadata.json's
+  // "dotnet_runtimes"), in pid order.
+  std::vector<recording::DotnetRuntime> dotnet_runtimes;
   // Off-CPU and BPF collection (docs/recording-format.md, types 10-12).
   std::string mode = "cpu";       // header's mode: "cpu", "offcpu" or "wall"
   // Sample periods are the weights to fold by: samples counted in the kernel

@@ -151,6 +151,65 @@ absl::Status EventBlobDecoder::Read(absl::string_view block, uint64_t block_offs
   return absl::OkStatus();
 }
 
+namespace {
+
+void PutVarint(std::string* out, uint64_t v) {
+  do {
+    uint8_t byte = v & 0x7f;
+    v >>= 7;
+    out->push_back(static_cast<char>(byte | (v ? 0x80 : 0)));
+  } while (v);
+}
+
+}  // namespace
+
+void EventBlobEncoder::StartBlock() {
+  previous_ = NettraceEvent();
+  previous_payload_size_ = 0;
+  previous_metadata_id_ = 0;
+}
+
+void EventBlobEncoder::Write(const NettraceEvent& e, uint32_t metadata_id, std::string* out) {
+  const NettraceEvent& prev = previous_;
+  // The decoder adds one to the sequence number of every event with a
+  // metadata id, then the delta when the flag says one follows.
+  const uint32_t implied = prev.sequence_number + (metadata_id != 0 ? 1 : 0);
+  const uint32_t payload_size = static_cast<uint32_t>(e.payload.size());
+  uint8_t flags = 0;
+  if (metadata_id != previous_metadata_id_) flags |= kFlagMetadataId;
+  if (e.sequence_number != implied || e.capture_thread_id != prev.capture_thread_id ||
+      e.processor != prev.processor) {
+    flags |= kFlagCaptureThreadAndSequence;
+  }
+  if (e.thread_id != prev.thread_id) flags |= kFlagThreadId;
+  if (e.stack_id != prev.stack_id) flags |= kFlagStackId;
+  if (e.activity_id != prev.activity_id) flags |= kFlagActivityId;
+  if (e.related_activity_id != prev.related_activity_id) flags |= kFlagRelatedActivityId;
+  if (e.sorted) flags |= kFlagSorted;
+  if (payload_size != previous_payload_size_) flags |= kFlagDataLength;
+  out->push_back(static_cast<char>(flags));
+  if (flags & kFlagMetadataId) PutVarint(out, metadata_id);
+  if (flags & kFlagCaptureThreadAndSequence) {
+    PutVarint(out, static_cast<uint32_t>(e.sequence_number - implied));
+    PutVarint(out, e.capture_thread_id);
+    PutVarint(out, e.processor);
+  }
+  if (flags & kFlagThreadId) PutVarint(out, e.thread_id);
+  if (flags & kFlagStackId) PutVarint(out, e.stack_id);
+  PutVarint(out, static_cast<uint64_t>(e.timestamp) - static_cast<uint64_t>(prev.timestamp));
+  if (flags & kFlagActivityId) {
+    out->append(reinterpret_cast<const char*>(e.activity_id.data()), 16);
+  }
+  if (flags & kFlagRelatedActivityId) {
+    out->append(reinterpret_cast<const char*>(e.related_activity_id.data()), 16);
+  }
+  if (flags & kFlagDataLength) PutVarint(out, payload_size);
+  out->append(e.payload.data(), e.payload.size());
+  previous_ = e;
+  previous_payload_size_ = payload_size;
+  previous_metadata_id_ = metadata_id;
+}
+
 absl::Status ParseMetadataRecord(absl::string_view payload, uint64_t payload_offset,
                                  NettraceEventMetadata* meta) {
   NettraceCursor c(payload, payload_offset);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,6 +44,22 @@ class EventBlobDecoder {
 
  private:
   bool compressed_ = false;
+  NettraceEvent previous_;
+  uint32_t previous_payload_size_ = 0;
+  uint32_t previous_metadata_id_ = 0;
+};
+
+// Writes event blobs in the compressed encoding, each relative to the one
+// written before it in the same block, so EventBlobDecoder reads them back
+// field for field (the runtime's ep-block.c does the same): what a filter
+// needs to rewrite a block without some of its events.
+class EventBlobEncoder {
+ public:
+  // A new block: nothing carries over.
+  void StartBlock();
+  void Write(const NettraceEvent& event, uint32_t metadata_id, std::string* out);
+
+ private:
   NettraceEvent previous_;
   uint32_t previous_payload_size_ = 0;
   uint32_t previous_metadata_id_ = 0;

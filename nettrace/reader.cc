@@ -10,20 +10,14 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "nettrace/fast_serialization.h"
 
 namespace profcpu::nettrace {
 namespace {
 
-// FastSerialization tags.
-constexpr uint8_t kNullReference = 1;
-constexpr uint8_t kBeginPrivateObject = 5;
-constexpr uint8_t kEndObject = 6;
 
 constexpr absl::string_view kNettraceMagic = "Nettrace";
 constexpr absl::string_view kSerializationHeader = "!FastSerialization.1";
-constexpr size_t kMaxTypeNameBytes = 64;
-// The Trace object's fields: SYSTEMTIME (8 u16), 2 i64, 4 i32.
-constexpr size_t kTraceFieldBytes = 16 + 16 + 16;
 
 std::string Printable(absl::string_view bytes) {
   return absl::CHexEscape(bytes.substr(0, 32));

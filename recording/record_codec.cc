@@ -98,6 +98,7 @@ RecordType TypeOf(const Record& record) {
         if constexpr (std::is_same_v<T, StackTrace>) return RecordType::kStackTrace;
         if constexpr (std::is_same_v<T, OffCpuSample>) return RecordType::kOffCpuSample;
         if constexpr (std::is_same_v<T, StackSample>) return RecordType::kStackSample;
+        if constexpr (std::is_same_v<T, DotnetRuntime>) return RecordType::kDotnetRuntime;
       },
       record);
 }
@@ -203,6 +204,20 @@ void EncodePayload(const Record& record, ByteWriter& w) {
           w.U64(r.count);
           w.U64(r.period);
           EncodeStackIds(w, r.kernel_stack, r.user_stack);
+        } else if constexpr (std::is_same_v<T, DotnetRuntime>) {
+          w.U64(r.time_ns);
+          w.U32(r.pid);
+          w.String(r.runtime_version);
+          w.String(r.perf_maps);
+          w.String(r.perf_map_configured);
+          w.U64(r.events_bytes);
+          w.U32(static_cast<uint32_t>(r.events_dropped.size()));
+          for (const DotnetRuntime::Dropped& d : r.events_dropped) {
+            w.String(d.kind);
+            w.U64(d.count);
+            w.U64(d.bytes);
+            w.U64(d.first_ns);
+          }
         }
       },
       record);
@@ -210,6 +225,9 @@ void EncodePayload(const Record& record, ByteWriter& w) {
 
 // Maximum nesting of PID namespaces the kernel allows (MAX_PID_NS_LEVEL is 32).
 constexpr uint32_t kMaxNamespaceDepth = 64;
+// Kinds of dropped .NET events in one DotnetRuntime record (the budget
+// tracks far fewer).
+constexpr uint32_t kMaxDroppedKinds = 1024;
 
 }  // namespace
 
@@ -419,6 +437,29 @@ absl::StatusOr<Record> DecodeRecord(uint32_t type, absl::string_view payload) {
       s.period = r.U64();
       DecodeStackIds(r, &s.kernel_stack, &s.user_stack);
       record = s;
+      break;
+    }
+    case RecordType::kDotnetRuntime: {
+      DotnetRuntime d;
+      d.time_ns = r.U64();
+      d.pid = r.U32();
+      d.runtime_version = r.String();
+      d.perf_maps = r.String();
+      d.perf_map_configured = r.String();
+      d.events_bytes = r.U64();
+      uint32_t n = r.U32();
+      if (!r.ok() || n > kMaxDroppedKinds) {
+        return absl::DataLossError(".NET runtime record: bad count of dropped event kinds");
+      }
+      for (uint32_t i = 0; i < n && r.ok(); ++i) {
+        DotnetRuntime::Dropped dropped;
+        dropped.kind = r.String();
+        dropped.count = r.U64();
+        dropped.bytes = r.U64();
+        dropped.first_ns = r.U64();
+        d.events_dropped.push_back(std::move(dropped));
+      }
+      record = std::move(d);
       break;
     }
     default:

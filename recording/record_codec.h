@@ -32,6 +32,7 @@ enum class RecordType : uint32_t {
   kStackTrace = 10,
   kOffCpuSample = 11,
   kStackSample = 12,
+  kDotnetRuntime = 13,
 };
 
 // Appends the encoded record (prefix and payload) to `out`.

@@ -144,6 +144,38 @@ TEST(RecordCodecTest, ProcessInfoRoundTripsAndOldPayloadsDefaultToTmp) {
   EXPECT_EQ(std::get<ProcessInfo>(*decoded).jit_directory, "/tmp");
 }
 
+TEST(RecordCodecTest, DotnetRuntimeRoundTripsAndBoundsItsDroppedKinds) {
+  DotnetRuntime d;
+  d.time_ns = 99;
+  d.pid = 42;
+  d.runtime_version = "10.0.12";
+  d.perf_maps = "enabled_by_profcpu";
+  d.perf_map_configured = "1";
+  d.events_bytes = 123456;
+  d.events_dropped = {{"GCAllocationTick", 7, 700, 1000}, {"all", 3, 300, 2000}};
+  auto out = std::get<DotnetRuntime>(RoundTrip(d));
+  EXPECT_EQ(out.pid, 42u);
+  EXPECT_EQ(out.runtime_version, "10.0.12");
+  EXPECT_EQ(out.perf_maps, "enabled_by_profcpu");
+  EXPECT_EQ(out.perf_map_configured, "1");
+  EXPECT_EQ(out.events_bytes, 123456u);
+  ASSERT_EQ(out.events_dropped.size(), 2u);
+  EXPECT_EQ(out.events_dropped[0].kind, "GCAllocationTick");
+  EXPECT_EQ(out.events_dropped[0].count, 7u);
+  EXPECT_EQ(out.events_dropped[1].first_ns, 2000u);
+
+  // A hostile count is refused before anything is allocated for it.
+  std::string payload;
+  base::ByteWriter w(&payload);
+  w.U64(0);
+  w.U32(42);
+  for (int i = 0; i < 3; ++i) w.String("");
+  w.U64(0);
+  w.U32(0xffffffff);
+  auto decoded = DecodeRecord(static_cast<uint32_t>(RecordType::kDotnetRuntime), payload);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(RecordCodecTest, TruncatedPayloadIsDataLoss) {
   Comm c;
   c.comm = "worker";

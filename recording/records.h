@@ -219,8 +219,37 @@ struct StackSample {
   int32_t user_stack = kNoStack;
 };
 
+// What profcpu learned from a .NET process's runtime over its diagnostics
+// socket (collector/dotnet/), one per process, written when collection
+// stops: the facts metadata.json reports, kept here so postprocess of the
+// archive reports them too.
+struct DotnetRuntime {
+  uint64_t time_ns = 0;
+  uint32_t pid = 0;
+  // ProcessInfo2's runtime version ("10.0.12"); empty when it did not answer.
+  std::string runtime_version;
+  // How its perf map and jitdump came to be written: "enabled_by_profcpu"
+  // (turned on over IPC for the run), "environment" (already on at start),
+  // "environment_jitdump_restarted" (on at start, its dropped jitdump started
+  // again by profcpu), "perfmap_only" (DOTNET_PerfMapEnabled=3: no jitdump),
+  // "failed" (the runtime refused: too old, ...), "not_managed" (-perfmap
+  // off: profcpu did not look), "" (unknown).
+  std::string perf_maps;
+  std::string perf_map_configured;  // DOTNET_PerfMapEnabled at start, if set
+  // The EventPipe session's stream (-dotnet-events): bytes saved, and the
+  // events the volume budget dropped, by kind (collector/dotnet/event_budget.h).
+  uint64_t events_bytes = 0;
+  struct Dropped {
+    std::string kind;         // "GCAllocationTick", or "all" past the hard cap
+    uint64_t count = 0;
+    uint64_t bytes = 0;
+    uint64_t first_ns = 0;    // CLOCK_MONOTONIC time of the first dropped
+  };
+  std::vector<Dropped> events_dropped;
+};
+
 using Record = std::variant<Header, Sample, Mmap, Comm, Fork, Exit, Lost, ProcessInfo, Finish,
-                            StackTrace, OffCpuSample, StackSample>;
+                            StackTrace, OffCpuSample, StackSample, DotnetRuntime>;
 
 // Time of any record (Header: start time; ProcessInfo: when it was read).
 uint64_t RecordTime(const Record& record);

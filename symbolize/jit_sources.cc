@@ -254,6 +254,20 @@ std::optional<Symbolization> JitSources::Resolve(const CodeLocation& location,
   return std::nullopt;
 }
 
+const char* JitSources::NameSourceOf(const CodeLocation& location) {
+  if (location.kind != CodeKind::kProcess) return "";
+  Process& p = Load(location.space);
+  const bool in_jitdump = location.epoch != 0 && p.jitdump != nullptr &&
+                          p.jitdump->Lookup(location.epoch, location.value).has_value();
+  const bool in_perf_map = p.perf_map != nullptr && p.perf_map->Lookup(location.value).has_value();
+  const char* jitdump = p.from_events ? "method_events" : "jitdump";
+  // Resolve's order: code logged after the sample prefers the perf map.
+  if ((location.epoch & Jitdump::kLoggedLater) != 0) {
+    return in_perf_map ? "perf_map" : in_jitdump ? jitdump : "";
+  }
+  return in_jitdump ? jitdump : in_perf_map ? "perf_map" : "";
+}
+
 void JitSources::TakeWarnings(std::vector<std::string>* out) {
   for (std::string& w : warnings_) out->push_back(std::move(w));
   warnings_.clear();

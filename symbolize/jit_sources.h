@@ -94,6 +94,12 @@ class JitSources : public JitCodeHistory {
   std::optional<Symbolization> Resolve(const CodeLocation& location,
                                        absl::string_view mapping_name);
 
+  // Which source names `location` as Resolve does: "jitdump", "perf_map",
+  // or "method_events" (the runtime's EventPipe method events, for a process
+  // without JIT files); "" when none does. metadata.json counts the frames
+  // each named.
+  const char* NameSourceOf(const CodeLocation& location);
+
   // Problems found since the last call, each once (malformed files, missing
   // maps with how to turn them on).
   void TakeWarnings(std::vector<std::string>* out);

@@ -73,6 +73,8 @@ class RunSymbols {
   // For the replay (fold::BuildOptions).
   JitCodeHistory* jit_history() { return &jit_; }
   UserStackUnwinder* unwinder() const { return unwinder_.get(); }
+  // After ResolveProfile: which JIT source names a location (JitSources::NameSourceOf).
+  const char* JitNameSourceOf(const CodeLocation& location) { return jit_.NameSourceOf(location); }
 
   // After the replay: names every requested location once (reusing the
   // snapshot), writes the snapshot back, and returns the table. `replay`'s

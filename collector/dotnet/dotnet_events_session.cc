@@ -87,6 +87,15 @@ bool DotnetEventsSession::Handle(pid_t pid) {
     return true;
   }
   running->session = std::move(*session);
+  running->budget = std::make_unique<EventBudget>(max_bytes_, planned_seconds_);
+  EventBudget* budget = running->budget.get();
+  running->filter = std::make_unique<nettrace::NettraceStreamFilter>(
+      [budget](const nettrace::NettraceEventMetadata& metadata, const nettrace::NettraceEvent&,
+               size_t bytes, uint64_t time_ns) {
+        return budget->Keep(metadata.provider, metadata.event_id, bytes, time_ns);
+      });
+  running->session->set_filter(running->filter.get());
+  if (facts_ != nullptr) facts_->NoteVersion(*target);
   log_->Info(absl::StrCat("started EventPipe session ", running->session->session_id(),
                           " on .NET process ", pid, " (GC, loader, JIT, contention, exception, "
                           "thread-pool events) into ", running->path));
@@ -108,6 +117,8 @@ void DotnetEventsSession::Copy(Running* running) {
       break;
     }
   }
+  // What follows StopTracing is the rundown: the reserve is for it.
+  running->budget->StartRundown();
   running->status = running->session->Stop(running->out.get());
 }
 
@@ -116,6 +127,27 @@ void DotnetEventsSession::Finish() {
   for (auto& [pid, running] : running_) {
     if (running->thread.joinable()) running->thread.join();
     const EventPipeSession& s = *running->session;
+    std::vector<recording::DotnetRuntime::Dropped> dropped = running->budget->Dropped();
+    if (facts_ != nullptr) {
+      facts_->Of(pid).events_bytes = s.bytes_written();
+      facts_->Of(pid).events_dropped = dropped;
+    }
+    if (!dropped.empty()) {
+      std::string kinds;
+      for (const auto& d : dropped) {
+        absl::StrAppend(&kinds, kinds.empty() ? "" : ", ", d.kind, " ", d.count);
+      }
+      log_->Info(absl::StrCat("the .NET runtime events of process ", pid, " were thinned to stay "
+                              "within ", max_bytes_, " bytes (", running->filter->events_dropped(),
+                              " of ", running->filter->events_dropped() +
+                                          running->filter->events_kept(),
+                              " events dropped: ", kinds, "); metadata.json says from when"));
+    }
+    if (!s.filter_error().ok()) {
+      log_->Warn(absl::StrCat("the .NET runtime events of process ", pid, " end early in ",
+                              running->path, ": the stream could not be read on (",
+                              s.filter_error().message(), ")"));
+    }
     std::string size = absl::StrCat(s.bytes_written(), " bytes");
     if (!running->status.ok()) {
       log_->Warn(absl::StrCat("the .NET runtime events of process ", pid, " may be incomplete (",

@@ -21,7 +21,9 @@
 #include "absl/status/status.h"
 #include "base/run_log.h"
 #include "base/unique_fd.h"
+#include "collector/dotnet/event_budget.h"
 #include "collector/dotnet/eventpipe_session.h"
+#include "collector/dotnet/runtime_facts.h"
 
 namespace profcpu::collector::dotnet {
 
@@ -39,9 +41,17 @@ EventPipeConfig DotnetEventsConfig(uint64_t max_bytes);
 
 class DotnetEventsSession {
  public:
-  // `dir` must exist; `max_bytes` caps each process's file.
-  DotnetEventsSession(std::string dir, uint64_t max_bytes, base::RunLog* log)
-      : dir_(std::move(dir)), max_bytes_(max_bytes), log_(log) {}
+  // `dir` must exist; `max_bytes` caps each process's file, which the
+  // budget spreads over `planned_seconds` (the -duration; 0: none given).
+  // `facts` (may be null) learns each runtime's version and what its stream
+  // kept and dropped.
+  DotnetEventsSession(std::string dir, uint64_t max_bytes, base::RunLog* log,
+                      RuntimeFacts* facts = nullptr, uint64_t planned_seconds = 0)
+      : dir_(std::move(dir)),
+        max_bytes_(max_bytes),
+        planned_seconds_(planned_seconds),
+        log_(log),
+        facts_(facts) {}
   ~DotnetEventsSession() { Finish(); }
   DotnetEventsSession(const DotnetEventsSession&) = delete;
   DotnetEventsSession& operator=(const DotnetEventsSession&) = delete;
@@ -56,6 +66,8 @@ class DotnetEventsSession {
 
  private:
   struct Running {
+    std::unique_ptr<EventBudget> budget;
+    std::unique_ptr<nettrace::NettraceStreamFilter> filter;
     std::unique_ptr<EventPipeSession> session;
     base::UniqueFd out;
     std::string path;
@@ -72,7 +84,9 @@ class DotnetEventsSession {
 
   std::string dir_;
   uint64_t max_bytes_;
+  uint64_t planned_seconds_;
   base::RunLog* log_;
+  RuntimeFacts* facts_;
   std::map<pid_t, Watched> watched_;
   std::map<pid_t, std::unique_ptr<Running>> running_;
   std::atomic<bool> stopping_{false};

@@ -142,10 +142,18 @@ absl::StatusOr<bool> EventPipeSession::CopyOnce(int out_fd, absl::Duration wait)
   }
   if (r == 0) return false;
   bytes_read_ += static_cast<uint64_t>(r);
+  absl::string_view data(buffer, static_cast<size_t>(r));
+  std::string filtered;
+  if (filter_ != nullptr) {
+    if (filter_error_.ok()) filter_error_ = filter_->Feed(data, &filtered);
+    // After damage nothing more is written: the file stays well-formed.
+    data = filter_error_.ok() ? absl::string_view(filtered) : absl::string_view();
+  }
   uint64_t room = max_bytes_ > bytes_written_ ? max_bytes_ - bytes_written_ : 0;
-  size_t keep = static_cast<size_t>(std::min<uint64_t>(room, static_cast<uint64_t>(r)));
+  size_t keep = static_cast<size_t>(std::min<uint64_t>(room, data.size()));
+  if (keep < data.size()) truncated_ = true;
   if (keep > 0) {
-    absl::Status s = base::WriteAll(out_fd, absl::string_view(buffer, keep), "the nettrace file");
+    absl::Status s = base::WriteAll(out_fd, data.substr(0, keep), "the nettrace file");
     if (!s.ok()) return s;
     bytes_written_ += keep;
   }

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
 #include "collector/dotnet/diagnostics_client.h"
+#include "nettrace/stream_filter.h"
 
 namespace profcpu::collector::dotnet {
 
@@ -74,9 +75,17 @@ class EventPipeSession {
   // rest of the stream until the runtime closes it, within `timeout`.
   absl::Status Stop(int out_fd, absl::Duration timeout = absl::Seconds(15));
 
+  // Rewrites the stream before it is written (without the events it
+  // declines); nullptr: the stream is copied as read. Set before Pump.
+  void set_filter(nettrace::NettraceStreamFilter* filter) { filter_ = filter; }
+  // Why the filter stopped (the stream was damaged): the file holds the
+  // well-formed part before, the rest was read and dropped.
+  const absl::Status& filter_error() const { return filter_error_; }
+
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bytes_written() const { return bytes_written_; }
-  bool truncated() const { return bytes_read_ > bytes_written_; }
+  // The cap cut the file (max_bytes).
+  bool truncated() const { return truncated_; }
 
  private:
   EventPipeSession(DiagnosticsTarget target, base::UniqueFd connection, uint64_t session_id,
@@ -91,6 +100,9 @@ class EventPipeSession {
   uint64_t max_bytes_;
   uint64_t bytes_read_ = 0;
   uint64_t bytes_written_ = 0;
+  bool truncated_ = false;
+  nettrace::NettraceStreamFilter* filter_ = nullptr;
+  absl::Status filter_error_;
   bool ended_ = false;
   bool stopped_ = false;
 };

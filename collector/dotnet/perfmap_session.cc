@@ -52,17 +52,26 @@ bool PerfMapSession::Handle(pid_t pid, Watched* watched) {
       return true;
     }
     watched->runtime = std::move(*target);
+    if (facts_ != nullptr) facts_->NoteVersion(*watched->runtime);
   }
   const DiagnosticsTarget& target = *watched->runtime;
   std::optional<PerfMapState> state = ReadPerfMapState(pid);
   if (!state.has_value()) return true;  // gone, or its files are out of reach
+  if (facts_ != nullptr && state->configured.has_value()) {
+    facts_->Of(pid).perf_map_configured = *state->configured;
+  }
+  if (watched->revivals == 0 && (state->perf_map_open || state->jitdump_open)) {
+    Note(pid, !state->jitdump_open && state->configured == "3" ? "perfmap_only" : "environment");
+  }
   if (!state->perf_map_open && !state->jitdump_open && watched->revivals == 0) {
     absl::Status enabled = EnablePerfMap(target, PerfMapType::kAll);
     if (!enabled.ok()) {
       log_->Warn(absl::StrCat("JIT frames of process ", pid, " will be [unknown]: ",
                               enabled.message()));
+      Note(pid, "failed");
       return true;
     }
+    Note(pid, "enabled_by_profcpu");
     log_->Info(absl::StrCat("turned perf maps on for .NET process ", pid,
                             " for this run (profcpu turns them off at the end)"));
     enabled_.push_back(target);
@@ -82,6 +91,9 @@ bool PerfMapSession::Handle(pid_t pid, Watched* watched) {
     absl::Status revived = EnablePerfMap(target, PerfMapType::kJitDump);
     ++watched->revivals;
     if (revived.ok()) {
+      if (facts_ != nullptr && facts_->Of(pid).perf_maps == "environment") {
+        Note(pid, "environment_jitdump_restarted");
+      }
       log_->Info(absl::StrCat("restarted the jitdump of .NET process ", pid,
                               " (the runtime had stopped writing it), which names precompiled "
                               "code"));
@@ -92,6 +104,10 @@ bool PerfMapSession::Handle(pid_t pid, Watched* watched) {
     }
   }
   return false;  // watch on: the jitdump may fail again
+}
+
+void PerfMapSession::Note(pid_t pid, const char* perf_maps) {
+  if (facts_ != nullptr) facts_->Of(pid).perf_maps = perf_maps;
 }
 
 void PerfMapSession::Finish() {

@@ -21,12 +21,15 @@
 
 #include "base/run_log.h"
 #include "collector/dotnet/diagnostics_client.h"
+#include "collector/dotnet/runtime_facts.h"
 
 namespace profcpu::collector::dotnet {
 
 class PerfMapSession {
  public:
-  explicit PerfMapSession(base::RunLog* log) : log_(log) {}
+  // `facts` (may be null) learns each runtime's version and how its perf
+  // maps came to be on.
+  PerfMapSession(base::RunLog* log, RuntimeFacts* facts) : log_(log), facts_(facts) {}
   // Finishes (turns off what it turned on) if the owner did not.
   ~PerfMapSession() { Finish(); }
   PerfMapSession(const PerfMapSession&) = delete;
@@ -49,7 +52,11 @@ class PerfMapSession {
   // Turns maps on or revives the jitdump as needed; true once settled.
   bool Handle(pid_t pid, Watched* watched);
 
+  // Where `pid`'s perf maps stand: recording::DotnetRuntime::perf_maps.
+  void Note(pid_t pid, const char* perf_maps);
+
   base::RunLog* log_;
+  RuntimeFacts* facts_;
   std::map<pid_t, Watched> watched_;
   std::vector<DiagnosticsTarget> enabled_;
 };

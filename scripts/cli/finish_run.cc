@@ -46,6 +46,7 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   facts.summary = &result.summary;
   facts.symbols = &result.symbols;
   facts.unknown_frames = &result.unknown_frames;
+  facts.jit_frame_sources = &result.jit_frame_sources;
   facts.warnings = log->warnings();
   facts.files = files;
   facts.dotnet_events = &dotnet_events.summaries;

@@ -4,8 +4,10 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/time/time.h"
+#include "collector/callgraph_choice.h"
 #include "render/dotnet_events_json.h"
 #include "render/stack_ends_json.h"
+#include "render/dotnet_runtimes_json.h"
 #include "symbolize/dotnet_osr_repair.h"
 #include "symbolize/modules_to_fetch.h"
 
@@ -26,7 +28,7 @@ std::string FormatMetadataJson(const RunFacts& facts) {
   nlohmann::ordered_json collection = {
       {"event", h.event_name},
       {h.frequency_mode ? "frequency_hz" : "period", h.sample_rate},
-      {"callgraph", h.callgraph},
+      {"callgraph", collector::CallgraphSpelling(h.callgraph, h.user_stack_size)},
       {"mode", s.mode},
       {"backend", h.backend.empty() ? "perf" : h.backend},
       {"clock", h.clock_id == 1 ? "CLOCK_MONOTONIC" : std::to_string(h.clock_id)},
@@ -108,6 +110,8 @@ std::string FormatMetadataJson(const RunFacts& facts) {
     for (const auto& [module, count] : unknown.by_module) by_module[module] = count;
     j["symbols"]["unknown_frames_by_module"] = by_module;
     // The native ones with their build-ids: what `profcpu symbols` fetches.
+    j["symbols"]["jit_frames_by_source"] = render::JitFrameSourcesJson(
+        facts.jit_frame_sources != nullptr ? *facts.jit_frame_sources : fold::JitFrameSources{});
     j["symbols"]["unknown_native_modules"] =
         symbolize::ModulesToFetchJson(facts.unknown_modules != nullptr ? *facts.unknown_modules
                                                                        : std::vector<symbolize::ModuleToFetch>{});
@@ -134,6 +138,11 @@ std::string FormatMetadataJson(const RunFacts& facts) {
                          {"command_line", p.command_line}});
   }
   j["processes"] = processes;
+  if (!s.dotnet_runtimes.empty()) {
+    j["dotnet_runtimes"] = render::DotnetRuntimesJson(
+        s.dotnet_runtimes,
+        facts.jit_frame_sources != nullptr ? *facts.jit_frame_sources : fold::JitFrameSources{});
+  }
   if (facts.dotnet_events != nullptr && !facts.dotnet_events->empty()) {
     nlohmann::ordered_json events = nlohmann::ordered_json::array();
     for (const auto& summary : *facts.dotnet_events) events.push_back(render::DotnetEventsJson(summary));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fold/dotnet_events_summary.h"
+#include "fold/jit_frame_sources.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
 #include "symbolize/symbol_fetcher.h"
@@ -19,6 +20,7 @@ struct RunFacts {
   const fold::RecordingSummary* summary = nullptr;
   const symbolize::SymbolizeStats* symbols = nullptr;
   const fold::UnknownFrames* unknown_frames = nullptr;  // samples' frames that stayed [unknown]
+  const fold::JitFrameSources* jit_frame_sources = nullptr;  // named JIT frames by source
   std::vector<std::string> warnings;
   std::vector<std::string> files;
   // One per saved dotnet/PID.nettrace; none: no "dotnet_events" key.

@@ -66,6 +66,41 @@ TEST(MetadataTest, SaysWhatWasProfiledHowAndWhatWasLost) {
   EXPECT_FALSE(j.contains("symbol_fetch"));
   EXPECT_FALSE(j.contains("dotnet_events"));
   EXPECT_FALSE(j.contains("leaf_repair"));
+  EXPECT_FALSE(j.contains("dotnet_runtimes"));
+}
+
+TEST(MetadataTest, SaysEachDotnetRuntimeAndHowItsFramesWereNamed) {
+  fold::RecordingSummary summary = Summary();
+  summary.header.callgraph = "fp+cfi";
+  summary.header.user_stack_size = 512;
+  recording::DotnetRuntime runtime;
+  runtime.pid = 42;
+  runtime.runtime_version = "10.0.12";
+  runtime.perf_maps = "enabled_by_profcpu";
+  runtime.events_bytes = 5000;
+  runtime.events_dropped = {{"GCAllocationTick", 10, 900, 123}};
+  summary.dotnet_runtimes.push_back(runtime);
+  const fold::JitFrameSources sources = {{42, {{"jitdump", 30}, {"perf_map", 4}}}};
+  const symbolize::SymbolizeStats stats;
+  RunFacts facts;
+  facts.summary = &summary;
+  facts.symbols = &stats;
+  facts.jit_frame_sources = &sources;
+  const nlohmann::json j = Parse(facts);
+  EXPECT_EQ(j["collection"]["callgraph"], "fp+cfi,512");
+  const nlohmann::json& r = j["dotnet_runtimes"][0];
+  EXPECT_EQ(r["pid"], 42);
+  EXPECT_EQ(r["runtime_version"], "10.0.12");
+  EXPECT_EQ(r["perf_maps"], "enabled_by_profcpu");
+  EXPECT_EQ(r["frames_named_by"]["jitdump"], 30);
+  EXPECT_EQ(r["frames_named_by"]["perf_map"], 4);
+  EXPECT_EQ(r["frames_named_by"]["method_events"], 0);
+  EXPECT_EQ(r["events"]["bytes_saved"], 5000);
+  EXPECT_EQ(r["events"]["cut"], true);
+  EXPECT_EQ(r["events"]["dropped"][0]["kind"], "GCAllocationTick");
+  EXPECT_EQ(r["events"]["dropped"][0]["events"], 10);
+  EXPECT_EQ(r["events"]["dropped"][0]["first_monotonic_ns"], 123);
+  EXPECT_EQ(j["symbols"]["jit_frames_by_source"]["42"]["jitdump"], 30);
 }
 
 TEST(MetadataTest, FiltersKeepTheRecordedCountAndACutRecordingIsIncomplete) {

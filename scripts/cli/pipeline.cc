@@ -94,6 +94,10 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
       times.Done("fetched symbols");
     }
   }
+  result.jit_frame_sources = fold::CountJitFrameSources(
+      profile, [&symbols](const symbolize::CodeLocation& code) {
+        return std::string(symbols.JitNameSourceOf(code));
+      });
   result.symbols = std::move(resolved.stats);
   result.jit_files = std::move(resolved.jit_files);
   result.files_written.push_back(recording::kSymbolsFile);

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
 #include "fold/dotnet_runtime_events.h"
+#include "fold/jit_frame_sources.h"
 #include "fold/profile_filter.h"
 #include "fold/recording_summary.h"
 #include "fold/unknown_frames.h"
@@ -51,6 +52,9 @@ struct PipelineResult {
   fold::RecordingSummary summary;
   symbolize::SymbolizeStats symbols;
   fold::UnknownFrames unknown_frames;
+  // The samples' named JIT frames, per process and source (perf map,
+  // jitdump, the runtime's method events).
+  fold::JitFrameSources jit_frame_sources;
   // Copies of the processes' JIT files in the run folder (jit/...), relative
   // paths, for the archive.
   std::vector<std::string> jit_files;

@@ -89,6 +89,9 @@ int ProfileIntoNewRun(collector::CollectionOptions options, const std::string& o
   options.recording_path = absl::StrCat(*run_dir, "/", recording::kRecordingFile);
   options.jit_copy_dir = absl::StrCat(*run_dir, "/", recording::kJitDir);
   options.perf_map_copy_max_bytes = collector::PerfMapCopyCapFromEnv();
+  if (uint64_t cap = collector::DotnetEventsCapFromEnv(); cap > 0) {
+    options.dotnet_events_max_bytes = cap;
+  }
   const std::string dotnet_events_dir = absl::StrCat(*run_dir, "/", recording::kDotnetEventsDir);
   if (options.dotnet_events && ::mkdir(dotnet_events_dir.c_str(), 0755) == 0) {
     options.dotnet_events_dir = dotnet_events_dir;

@@ -107,6 +107,14 @@ std::vector<rec::Record> SampleRecording() {
   records.push_back(rec::Lost{3100, 1, 7, rec::LossReason::kRingBufferFull});
   records.push_back(rec::Lost{3200, 0, 2, rec::LossReason::kSamplesDropped});
   records.push_back(rec::Exit{{3500, 43, 42, 43, 42}});
+  rec::DotnetRuntime runtime;
+  runtime.time_ns = 3999;
+  runtime.pid = 42;
+  runtime.runtime_version = "10.0.12";
+  runtime.perf_maps = "enabled_by_profcpu";
+  runtime.events_bytes = 4096;
+  runtime.events_dropped = {{"GCAllocationTick", 3, 240, 2000}};
+  records.push_back(runtime);
   records.push_back(rec::Finish{4000, 2, 9, "duration"});
   return records;
 }

@@ -3,7 +3,10 @@
 // the same bytes read whole, a few bytes at a time and from a file give the
 // same events and the same error; every error names an offset; every event
 // has its metadata and a payload inside the input; the runtime payload
-// decoders take any payload.
+// decoders take any payload. The stream filter (nettrace/stream_filter.h)
+// fed the same bytes a few at a time writes no more than it read, and
+// what it writes of a stream the reader reads whole is read whole too, with
+// exactly the events it kept.
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include "fold/dotnet_events_summary.h"
 #include "nettrace/reader.h"
 #include "nettrace/runtime_events.h"
+#include "nettrace/stream_filter.h"
 #include "symbolize/managed_code_events.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -108,6 +112,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nettrace::NettraceFdSource fd_source(file.fd());
   Seen c = ReadWith(&fd_source, size, /*decode=*/false);
   Check(a.events == c.events && a.status == c.status, "reading a string and a file disagree");
+  // Every other event dropped, as the collector's budget may.
+  uint64_t asked = 0;
+  nettrace::NettraceStreamFilter filter(
+      [&asked, size](const auto&, const auto&, size_t bytes, uint64_t) {
+        Check(bytes > 0 && bytes <= size, "an event's size outside the input");
+        return asked++ % 2 == 0;
+      });
+  std::string filtered;
+  absl::Status filter_status;
+  for (size_t at = 0; at < bytes.size() && filter_status.ok(); at += 3) {
+    filter_status = filter.Feed(bytes.substr(at, 3), &filtered);
+  }
+  // Re-encoded headers may grow (a dropped event held fields the next now
+  // carries), padding differs: bounded all the same.
+  Check(filtered.size() <= size + size / 4 + 80 * filter.events_kept() + 64,
+        "the filter wrote far more than it read");
+  if (a.status.ok() && filter_status.ok()) {
+    Check(filter.ended(), "the filter missed the end of a stream the reader read whole");
+    nettrace::NettraceStringSource out(filtered);
+    Seen f = ReadWith(&out, filtered.size(), /*decode=*/false);
+    Check(f.status.ok(), "the filter wrote a stream the reader cannot read");
+    Check(f.events.size() == filter.events_kept(), "the filter's output lost or gained events");
+  }
   // The managed code history (names for the symbolizer) from the same bytes:
   // every range it keeps is non-empty and opens before it closes.
   nettrace::NettraceStringSource again(bytes);

@@ -123,6 +123,75 @@ class SameNamespaceTest(DotnetCase):
         return next(r["perf_map"] for r in rows if r["pid"] == pid)
 
 
+class RuntimeFactsTest(DotnetCase):
+    """metadata.json says, per .NET process, which runtime it ran, how its
+    perf maps came to be on and which source named its managed frames (and
+    says it again after postprocess of prof.tar.gz alone, elsewhere)."""
+
+    def runtime_of(self, run_dir, pid):
+        runtimes = t.read_metadata(run_dir).get("dotnet_runtimes") or []
+        mine = [r for r in runtimes if r["pid"] == pid]
+        self.assertEqual(len(mine), 1, runtimes)
+        return mine[0]
+
+    def test_turned_on_over_ipc_named_by_jitdump_and_perf_map(self):
+        app = dn.start_app(30)
+        try:
+            version = self.runtime_version(app.pid)
+            run_dir = self.collect(app.pid, extra=("-callgraph", "fp+cfi,1024"))
+        finally:
+            t.stop(app)
+        meta = t.read_metadata(run_dir)
+        self.assertEqual(meta["collection"]["callgraph"], "fp+cfi,1024")
+        runtime = self.runtime_of(run_dir, app.pid)
+        self.assertRegex(version, r"^\d+\.\d+\.\d+")
+        self.assertEqual(runtime["runtime_version"], version)
+        self.assertEqual(runtime["perf_maps"], "enabled_by_profcpu")
+        named = runtime["frames_named_by"]
+        self.assertGreater(named["jitdump"] + named["perf_map"], 100, runtime)
+        self.assertEqual(named["method_events"], 0, runtime)
+        self.assertGreater(runtime["events"]["bytes_saved"], 10000, runtime)
+        self.assertEqual(meta["symbols"]["jit_frames_by_source"][str(app.pid)], named)
+
+        elsewhere = os.path.join(self.tmp.path, "laptop")
+        os.makedirs(elsewhere)
+        shutil.copy(os.path.join(run_dir, "prof.tar.gz"), elsewhere)
+        t.run_profcpu(["postprocess", "-dir", elsewhere])
+        again = t.read_metadata(elsewhere)
+        self.assertEqual(again["dotnet_runtimes"], meta["dotnet_runtimes"])
+        self.assertEqual(again["collection"]["callgraph"], "fp+cfi,1024")
+
+    def test_on_by_environment(self):
+        app = dn.start_app(30, {"DOTNET_PerfMapEnabled": "1"})
+        try:
+            run_dir = self.collect(app.pid)
+        finally:
+            t.stop(app)
+        runtime = self.runtime_of(run_dir, app.pid)
+        self.assertIn(runtime["perf_maps"], ("environment", "environment_jitdump_restarted"))
+        self.assertEqual(runtime["perf_map_enabled_setting"], "1")
+        named = runtime["frames_named_by"]
+        self.assertGreater(named["jitdump"] + named["perf_map"], 100, runtime)
+
+    def test_perfmap_off_named_by_method_events(self):
+        app = dn.start_app(30)
+        try:
+            run_dir = self.collect(app.pid, extra=("-perfmap", "off"))
+        finally:
+            t.stop(app)
+        runtime = self.runtime_of(run_dir, app.pid)
+        self.assertEqual(runtime["perf_maps"], "not_managed")
+        self.assertRegex(runtime["runtime_version"], r"^\d+\.\d+\.\d+")
+        named = runtime["frames_named_by"]
+        self.assertEqual(named["jitdump"] + named["perf_map"], 0, runtime)
+        self.assertGreater(named["method_events"], 100, runtime)
+
+    @staticmethod
+    def runtime_version(pid):
+        rows = json.loads(t.run_profcpu(["ps", "-json"]).stdout)
+        return next(r.get("runtime_version", "") for r in rows if r["pid"] == pid)
+
+
 class PrivateNamespaceTest(DotnetCase):
     def start_in_own_namespaces(self):
         """The app as pid 1 of its own PID namespace, writing to a /tmp only

@@ -391,6 +391,73 @@ def flame_graph_name(name):
     return name[:open_paren] + name[close_paren + 1:] if open_paren >= 0 else name
 
 
+class DotnetEventsBudgetTest(unittest.TestCase):
+    """A busy runtime's stream, with the cap lowered so the budget
+    (collector/dotnet/event_budget.h) must thin it within seconds: the bulk
+    events (GCAllocationTick first) are dropped, never the names; the file
+    stays within the cap, whole (the rundown at its end) and readable by
+    TraceEvent; metadata.json says what was dropped and from when, again
+    after postprocess of the archive alone."""
+
+    CAP = 2 << 20
+
+    def test_a_lowered_cap_thins_the_bulk_events_and_says_so(self):
+        app_dir = dn.build_project("ThroughputApp")
+        events_dir = dn.build_project("EventsApp")
+        tmp = t.TempDir()
+        self.addCleanup(tmp.cleanup)
+        app = subprocess.Popen([dn.DOTNET, os.path.join(app_dir, "ThroughputApp.dll"), "2"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(app.stdout.readline().strip(), "ready")
+            env = dict(os.environ, PROFCPU_DOTNET_EVENTS_MAX_BYTES=str(self.CAP))
+            result = subprocess.run([t.PROFCPU, "collect", "-pid", str(app.pid), "-duration", "12",
+                                     "-out", tmp.path], capture_output=True, text=True,
+                                    timeout=180, env=env)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            run_dir = result.stdout.strip().splitlines()[-1]
+        finally:
+            app.stdin.close()
+            app.wait(timeout=30)
+        meta = t.read_metadata(run_dir)
+        runtime = next(r for r in meta["dotnet_runtimes"] if r["pid"] == app.pid)
+        events = runtime["events"]
+        self.assertTrue(events["cut"], runtime)
+        kinds = {d["kind"]: d for d in events["dropped"]}
+        self.assertIn("GCAllocationTick", kinds, events)
+        for name in ("MethodLoadVerbose", "GCStart", "GCSuspendEEBegin", "GCRestartEEEnd",
+                     "ModuleLoad", "all"):
+            self.assertNotIn(name, kinds, events)
+        start = meta["collection"]["start_monotonic_ns"]
+        end = start + int(meta["collection"]["duration_seconds"] * 1e9)
+        for d in events["dropped"]:
+            self.assertGreater(d["events"], 0, d)
+            self.assertTrue(start <= d["first_monotonic_ns"] <= end, (d, start, end))
+        path = os.path.join(run_dir, "dotnet", f"{app.pid}.nettrace")
+        self.assertLessEqual(os.path.getsize(path), self.CAP)
+        self.assertEqual(events["bytes_saved"], os.path.getsize(path))
+        summary = next(e for e in meta["dotnet_events"] if e["pid"] == app.pid)
+        self.assertNotIn("read_error", summary)
+        self.assertGreater(summary["gc"]["count"], 10, summary)
+        # The stream is whole (its end tag) and the rundown made it: the
+        # names of the code jitted before the session.
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertEqual(data[-1:], b"\x01")
+        self.assertIn("Microsoft-Windows-DotNETRuntimeRundown".encode("utf-16-le"), data)
+        # Another reader (TraceEvent) reads the rewritten stream whole.
+        read = subprocess.run([dn.DOTNET, os.path.join(events_dir, "EventsApp.dll"), "read", path],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(read.returncode, 0, read.stderr)
+        self.assertTrue(json.loads(read.stdout), read.stdout)
+
+        elsewhere = os.path.join(tmp.path, "laptop")
+        os.makedirs(elsewhere)
+        shutil.copy(os.path.join(run_dir, "prof.tar.gz"), elsewhere)
+        t.run_profcpu(["postprocess", "-dir", elsewhere])
+        self.assertEqual(t.read_metadata(elsewhere)["dotnet_runtimes"], meta["dotnet_runtimes"])
+
+
 class DotnetEventNamesTest(unittest.TestCase):
     """Managed frames named from the runtime's method events (MethodLoadVerbose
     during the session, the rundown's MethodDCEndVerbose at its end) when the

@@ -101,7 +101,7 @@ class DwarfCallgraphTest(unittest.TestCase):
 
     def test_truncation_is_counted_and_small(self):
         meta = t.read_metadata(self.dwarf_dir)
-        self.assertEqual(meta["collection"]["callgraph"], "dwarf")
+        self.assertEqual(meta["collection"]["callgraph"], "dwarf,8192")
         unwinding = meta["dwarf_unwinding"]
         self.assertGreater(unwinding["stacks"], 100)
         self.assertEqual(unwinding["not_unwound"], 0)
