@@ -3,7 +3,9 @@
 #ifndef PROFCPU_COLLECTOR_CALLGRAPH_CHOICE_H_
 #define PROFCPU_COLLECTOR_CALLGRAPH_CHOICE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -41,6 +43,14 @@ absl::StatusOr<CallgraphChoice> ParseCallgraph(absl::string_view value);
 // user_stack_size ("fp+cfi,512", "dwarf,8192"; "fp" alone, or the walker
 // alone when the size is unknown).
 std::string CallgraphSpelling(absl::string_view walker, uint32_t stack_bytes);
+
+// A sample's stack copy must leave its ring buffer (ring_pages of 4 KiB per
+// CPU) room for several samples: at most a quarter of it, less 512 bytes for
+// the record's other fields. Larger, the kernel drops every sample, unseen.
+// A default copy (bytes_given false) is lowered to fit, and the returned
+// note says so; BYTES the user gave are refused, naming both ways out.
+absl::StatusOr<std::string> FitStackCopyToRing(size_t ring_pages, bool bytes_given,
+                                               uint32_t* copy_bytes);
 
 }  // namespace profcpu::collector
 

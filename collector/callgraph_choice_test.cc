@@ -31,5 +31,28 @@ TEST(CallgraphChoiceTest, SpellingReadsBackAsTheSameChoice) {
   EXPECT_EQ(ParseCallgraph(CallgraphSpelling("fp+cfi", 1024))->leaf_stack_size, 1024u);
 }
 
+// -mmap-pages 1 (4 KiB per CPU) with the default 32 KiB copy: the kernel
+// would drop every sample without a word. The default shrinks to fit;
+// bytes the user asked for are refused with the ways out.
+TEST(CallgraphChoiceTest, StackCopyFitsTheRingBuffer) {
+  uint32_t copy = kDefaultLeafStackSize;
+  absl::StatusOr<std::string> note = FitStackCopyToRing(1, false, &copy);
+  ASSERT_TRUE(note.ok());
+  EXPECT_EQ(copy, 512u);
+  EXPECT_NE(note->find("-mmap-pages 64 keeps the default"), std::string::npos) << *note;
+  copy = kDefaultLeafStackSize;
+  note = FitStackCopyToRing(256, false, &copy);
+  EXPECT_EQ(*note, "");
+  EXPECT_EQ(copy, kDefaultLeafStackSize);
+  copy = 65528;
+  absl::StatusOr<std::string> refused = FitStackCopyToRing(8, true, &copy);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("give -mmap-pages 128 or more"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(copy, 65528u);
+  copy = 0;  // -callgraph fp copies nothing
+  EXPECT_EQ(*FitStackCopyToRing(1, false, &copy), "");
+}
+
 }  // namespace
 }  // namespace profcpu::collector

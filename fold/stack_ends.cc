@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "fold/recording_summary.h"
 
@@ -26,6 +27,19 @@ absl::string_view OutermostFunction(const Profile& profile, uint32_t location) {
 
 bool IsWallRoot(absl::string_view function) {
   return function == kOnCpuFrame || function == kOffCpuFrame;
+}
+
+// std::thread's threads: libstdc++ calls _M_run from its thread routine
+// (execute_native_thread_routine, a static function: unnamed without
+// libstdc++'s debug file) and nothing else calls it. Debian builds libstdc++
+// without frame pointers, so the frame-pointer walk stops in that routine;
+// all it misses is the routine's own callers, start_thread and clone3.
+bool IsStdThreadEntry(const Profile& profile, const std::vector<uint32_t>& stack, size_t outer) {
+  if (outer < 2 || !OutermostFunction(profile, stack[outer - 1]).empty()) return false;
+  const symbolize::Symbolization* s = profile.symbols().Find(profile.location(stack[outer - 1]).code);
+  if (s == nullptr || !absl::StrContains(s->module, "/libstdc++.so")) return false;
+  const absl::string_view run = OutermostFunction(profile, stack[outer - 2]);
+  return absl::StartsWith(run, "std::thread::_State_impl<") && absl::StrContains(run, "::_M_run");
 }
 
 }  // namespace
@@ -52,7 +66,8 @@ StackEnds CountStackEnds(const Profile& profile) {
       const std::vector<uint32_t>& stack = profile.stack(sample.stack);  // leaf first
       size_t outer = stack.size();
       while (outer > 0 && IsWallRoot(OutermostFunction(profile, stack[outer - 1]))) --outer;
-      if (outer > 0 && IsThreadRoot(OutermostFunction(profile, stack[outer - 1]))) {
+      if (outer > 0 && (IsThreadRoot(OutermostFunction(profile, stack[outer - 1])) ||
+                        IsStdThreadEntry(profile, stack, outer))) {
         stop = -1;
       } else {
         std::string module = "[unknown]";

@@ -7,8 +7,10 @@
 //
 // The rule (docs/stacks.md): a stack is whole when its outermost frame's
 // function is one of kThreadRoots (compared without a demangled parameter
-// list); else, an unnamed outermost frame included, it is cut short, and
-// counted under the module its outermost frame is in.
+// list), or when it is libstdc++'s unnamed thread routine under std::thread's
+// _M_run (the only caller of _M_run; Debian's libstdc++ keeps no frame
+// pointers, so walks stop there); else, an unnamed outermost frame included,
+// it is cut short, and counted under the module its outermost frame is in.
 #ifndef PROFCPU_FOLD_STACK_ENDS_H_
 #define PROFCPU_FOLD_STACK_ENDS_H_
 

@@ -74,5 +74,25 @@ TEST(CountStackEndsTest, LooksBelowWallModesRoots) {
   EXPECT_EQ(ends.cut_by_module, (Modules{{"/app", 1}}));
 }
 
+// std::thread's threads as Debian's libstdc++ leaves them to a frame-pointer
+// walk: _M_run, then the unnamed thread routine, where the walk stops. An
+// unnamed libstdc++ frame under anything else is still cut short.
+TEST(CountStackEndsTest, StdThreadsRoutineUnderItsRunIsTheThreadsStart) {
+  ProfileMaker m;
+  const char* libstdcxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30";
+  const uint32_t routine = m.Location(0x5000, false, libstdcxx, {});
+  const uint32_t run = m.Location(
+      0x2100, false, "/app",
+      {{"std::thread::_State_impl<std::thread::_Invoker<std::tuple<void (*)()> > >::_M_run()"}});
+  const uint32_t other = m.Location(0x2200, false, "/app", {{"Worker::Loop()"}});
+  const uint32_t work = m.Location(0x2000, false, "/app", {{"Work"}});
+  m.Sample("app", 1, 2, 0, 1, 1, "cpu-clock", {work, run, routine});
+  m.Sample("app", 1, 2, 0, 2, 1, "cpu-clock", {work, other, routine});
+  m.Sample("app", 1, 2, 0, 3, 1, "cpu-clock", {routine});
+  const StackEnds ends = CountStackEnds(m.profile());
+  EXPECT_EQ(ends.cut_short, 2u);
+  EXPECT_EQ(ends.cut_by_module, (Modules{{libstdcxx, 2}}));
+}
+
 }  // namespace
 }  // namespace profcpu::fold

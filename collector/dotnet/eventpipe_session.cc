@@ -149,6 +149,20 @@ absl::StatusOr<bool> EventPipeSession::CopyOnce(int out_fd, absl::Duration wait)
     // After damage nothing more is written: the file stays well-formed.
     data = filter_error_.ok() ? absl::string_view(filtered) : absl::string_view();
   }
+  if (filter_ != nullptr) {
+    // The filter hands over whole objects. Rather than cut one at the cap,
+    // the stream ends at the last that fits, closed by the end-of-stream tag
+    // (one byte kept back for it), so every reader reads the file whole.
+    if (truncated_) return true;
+    const uint64_t cap = max_bytes_ > 0 ? max_bytes_ - 1 : 0;
+    if (bytes_written_ + data.size() > cap) {
+      truncated_ = true;
+      absl::Status s = base::WriteAll(out_fd, absl::string_view("\x01", 1), "the nettrace file");
+      if (!s.ok()) return s;
+      ++bytes_written_;
+      return true;
+    }
+  }
   uint64_t room = max_bytes_ > bytes_written_ ? max_bytes_ - bytes_written_ : 0;
   size_t keep = static_cast<size_t>(std::min<uint64_t>(room, data.size()));
   if (keep < data.size()) truncated_ = true;

@@ -3,12 +3,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "collector/callgraph_choice.h"
 #include "collector/perf/event_spec.h"
 #include "collector/proc/container_resolver.h"
 #include "collector/profile_mode.h"
@@ -100,6 +102,13 @@ absl::Status ReadSamplingFlags(const FlagSet& flags, collector::CollectionOption
   options->sampler.rate = static_cast<uint64_t>(freq);
   options->sampler.ring_buffer_pages = static_cast<size_t>(pages);
   PROFCPU_RETURN_IF_ERROR(ReadCallgraphFlag(flags, &options->sampler));
+  const bool bytes_given = flags.String("callgraph").find(',') != std::string::npos;
+  for (uint32_t* copy : {&options->sampler.leaf_stack_size, &options->sampler.dwarf_stack_size}) {
+    PROFCPU_ASSIGN_OR_RETURN(std::string note,
+                             collector::FitStackCopyToRing(options->sampler.ring_buffer_pages,
+                                                           bytes_given, copy));
+    if (!note.empty()) std::fprintf(stderr, "profcpu: warning: %s\n", note.c_str());
+  }
   // -callgraph fp+cfi: BPF off-CPU switch-outs carry the user registers and
   // a stack copy for leaf repair, as perf samples do.
   options->profile.leaf_copy = options->sampler.leaf_stack_size > 0;

@@ -66,7 +66,7 @@ class WriterOnCpuTest(unittest.TestCase):
 
     def test_metadata_counts_the_repairs(self):
         meta = t.read_metadata(self.run_dir)
-        self.assertEqual(meta["collection"]["callgraph"], "fp+cfi,512")
+        self.assertEqual(meta["collection"]["callgraph"], "fp+cfi,32768")
         repair = meta["leaf_repair"]
         # Nearly every sample is in write(2) or under it: its leaf had no frame.
         self.assertGreater(repair["repaired"], 0.8 * repair["stacks"])
