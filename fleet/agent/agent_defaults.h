@@ -1,0 +1,40 @@
+// The agent's defaults, and why: what a node pays for being profiled all
+// the time is the first thing its owners ask.
+#ifndef PROFCPU_FLEET_AGENT_AGENT_DEFAULTS_H_
+#define PROFCPU_FLEET_AGENT_AGENT_DEFAULTS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "collector/collection_options.h"
+
+namespace profcpu::fleet {
+
+// 19 samples a second per CPU: about 1,100 a minute of a busy core, enough
+// for a function at 1% to show over a few minutes, at a cost the BPF
+// backend keeps flat (stacks are counted in the kernel). A prime, so the
+// sampling never falls in step with work that runs every 10, 50 or 100 ms.
+inline constexpr int kAgentFrequencyHz = 19;
+// 30 s: a window is visible in the store 30 s after it starts (the issue's
+// "a minute later"), and a node makes 3 INSERTs per window: 6 a minute,
+// which a shard takes from hundreds of nodes (many small inserts are what
+// ClickHouse handles worst). Longer windows cost less per sample (a window
+// pays the collector's setup and the naming of its new locations once).
+inline constexpr absl::Duration kAgentWindow = absl::Seconds(30);
+// An hour of windows of a busy 16-CPU node is a few MB: 256 MB rides out
+// a long outage.
+inline constexpr int kAgentSpoolMegabytes = 256;
+
+// $TMPDIR/profcpu-agent-PID (else /tmp/...).
+std::string DefaultAgentWorkDir();
+
+// What every window's collection does besides the flags: perf maps and the
+// .NET runtime's events are left alone (no EventPipe session per window), a
+// ring buffer sized for a low rate, frame-pointer stacks (the BPF backend
+// counts them in the kernel).
+void ApplyAgentSamplingDefaults(collector::CollectionOptions* options);
+
+}  // namespace profcpu::fleet
+
+#endif  // PROFCPU_FLEET_AGENT_AGENT_DEFAULTS_H_
