@@ -131,13 +131,14 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
                                spool.windows(), " windows waiting)"));
   Delivery delivery(&spool, shard, options.node,
                     [&log](bool warning, std::string_view line) { log.Line(warning, line); });
-  ProcessLabeler labeler(ProcessLabelerOptions{.kubelet_root = options.kubelet_root});
+  ProcessLabelCache labels(
+      LabelSources{options.node, "/proc", absl::StrCat(options.kubelet_root, "/pods")});
   AgentTotals totals;
   {
     DeliveryThread sender(&delivery, &log);
     for (uint64_t n = 0; !options.stop_requested->load(); ++n) {
       const std::string folder = absl::StrCat(options.work_dir, "/window-", n);
-      auto taken = TakeWindow(options.collection, options.window, folder, options.node, &labeler);
+      auto taken = TakeWindow(options.collection, options.window, folder, options.node, &labels);
       if (!taken.ok()) {
         log.Line(true, absl::StrCat("window ", n, ": ", taken.status().message()));
         // A machine that cannot sample at all will not start sampling by
@@ -156,7 +157,6 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
                           taken->rows.stacks.size(), taken->rows.labels.size(),
                           absl::FormatDuration(taken->collected),
                           absl::FormatDuration(taken->named)));
-      labeler.EndWindow();
       sender.Hand(*std::move(taken));
     }
     sender.Finish();

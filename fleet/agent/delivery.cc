@@ -30,7 +30,11 @@ constexpr char kInsertLosses[] =
 }  // namespace
 
 Delivery::Delivery(Spool* spool, ClickHouseClient shard, std::string node, LogLine log)
-    : spool_(spool), shard_(std::move(shard)), node_(std::move(node)), log_(std::move(log)) {}
+    : spool_(spool),
+      shard_(std::move(shard)),
+      node_(std::move(node)),
+      log_(std::move(log)),
+      recovered_(spool->windows()) {}
 
 void Delivery::CountLosses(const std::vector<SpoolLoss>& losses) {
   for (const SpoolLoss& loss : losses) {
@@ -57,6 +61,7 @@ void Delivery::Enqueue(const WindowPayload& window) {
     return;
   }
   CountLosses(*losses);
+  CountLosses(spool_->TakeLosses());
 }
 
 absl::Status Delivery::SendLosses() {
@@ -93,21 +98,24 @@ absl::Status Delivery::Send(const WindowPayload& window) {
 }
 
 absl::Status Delivery::SendSpooled() {
-  if (!spool_recovered_checked_) {
-    // Whatever an earlier agent left may have reached the store already.
-    spool_recovered_checked_ = true;
-    for (uint64_t id : spool_->WindowIds()) uncertain_.insert(id);
-  }
+  CountLosses(spool_->TakeLosses());
   PROFCPU_RETURN_IF_ERROR(SendLosses());
   while (std::optional<SpoolEntry> entry = spool_->Oldest()) {
     auto window = DecodeWindowPayload(entry->payload);
     if (!window.ok()) {
       CountLosses({{entry->window_id, entry->samples,
                     absl::StrCat("unreadable spool file: ", window.status().message())}});
+      if (recovered_ > 0) --recovered_;
       PROFCPU_RETURN_IF_ERROR(spool_->Remove(entry->seq));
       continue;
     }
     bool stored = false;
+    // Whatever an earlier agent left may have reached the store already:
+    // the windows found at start come first, oldest first.
+    if (recovered_ > 0) {
+      --recovered_;
+      uncertain_.insert(window->window_id);
+    }
     if (uncertain_.contains(window->window_id)) {
       PROFCPU_ASSIGN_OR_RETURN(stored, Stored(*window));
     }

@@ -66,11 +66,11 @@ class Delivery {
   LogLine log_;
   DeliveryCounts counts_;
   absl::flat_hash_set<uint64_t> delivered_ids_;
-  // Windows a send was tried for, whose outcome the store may know better
-  // than this agent: every window recovered from the spool at start, and
-  // every window whose send failed.
+  // Windows whose outcome the store may know better than this agent: every
+  // window recovered from the spool at start, and every window whose send
+  // failed.
   absl::flat_hash_set<uint64_t> uncertain_;
-  bool spool_recovered_checked_ = false;
+  size_t recovered_;  // windows an earlier agent left, not yet sent
   std::string pending_losses_;  // losses_local rows, RowBinary
   uint64_t pending_loss_rows_ = 0;
 };

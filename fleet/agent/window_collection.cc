@@ -45,7 +45,7 @@ class FolderGuard {
 
 absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
                                        absl::Duration window, const std::string& folder,
-                                       const std::string& node, ProcessLabeler* labeler) {
+                                       const std::string& node, ProcessLabelCache* labels) {
   if (::mkdir(folder.c_str(), 0700) != 0) {
     return absl::InternalError(absl::StrCat("create ", folder, ": ", std::strerror(errno)));
   }
@@ -77,10 +77,10 @@ absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
   WindowClock clock{named.summary.header.start_time_ns, named.summary.header.start_realtime_ns,
                     named.summary.weighted};
   taken.rows = BuildWindowRows(named.profile, clock, [&](uint32_t pid, const std::string& comm) {
-    SampleLabels labels = labeler->LabelsOf(pid);
-    labels.node = node;
-    if (labels.comm.empty()) labels.comm = comm;
-    return labels;
+    ProcessLabels known = *labels->Get(static_cast<pid_t>(pid));
+    known.node = node;
+    if (known.comm.empty()) known.comm = comm;  // gone before it was read
+    return known;
   });
   taken.named = absl::Now() - naming;
   return taken;

@@ -33,7 +33,7 @@ absl::Duration WindowLength(absl::Time start, absl::Duration window);
 // `base` holds the target and sampling; `folder` must not exist.
 absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
                                        absl::Duration window, const std::string& folder,
-                                       const std::string& node, ProcessLabeler* labeler);
+                                       const std::string& node, ProcessLabelCache* labels);
 
 }  // namespace profcpu::fleet
 

@@ -14,14 +14,10 @@ constexpr uint32_t kVersion = 1;
 // A window of a busy node holds tens of thousands of ids at most.
 constexpr uint64_t kMaxIds = uint64_t{1} << 24;
 
-void AppendSampleRow(const SampleRow& row, const SampleLabels& labels, uint64_t window_id,
+void AppendSampleRow(const SampleRow& row, const ProcessLabels& labels, uint64_t window_id,
                      std::string* out) {
   AppendUInt32(out, row.time);
-  for (const std::string* label :
-       {&labels.node, &labels.container, &labels.cgroup, &labels.pod_uid, &labels.pod,
-        &labels.namespace_, &labels.comm, &labels.exe, &labels.runtime, &labels.build_id}) {
-    AppendString(out, *label);
-  }
+  for (absl::string_view label : labels.Values()) AppendString(out, label);
   AppendUInt64(out, row.stack_id);
   AppendUInt64(out, row.count);
   AppendUInt64(out, window_id);

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_join.h"
 #include "fleet/store/stable_id.h"
 #include "fold/folded_writer.h"
 #include "fold/location_namer.h"
@@ -85,15 +86,17 @@ WindowRows BuildWindowRows(const fold::Profile& profile, const WindowClock& cloc
   WindowRows rows;
   StackNamer stacks(profile, &rows);
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> labels_by_process;  // (pid, comm)
-  absl::flat_hash_map<SampleLabels, uint32_t> label_ids;
+  absl::flat_hash_map<std::string, uint32_t> label_ids;  // by the values, 0-separated
   absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint64_t>, size_t> row_of;
   for (const fold::Sample& sample : profile.samples()) {
     const uint64_t weight = clock.weighted && sample.period != 0 ? sample.period : 1;
     auto [process, new_process] = labels_by_process.try_emplace({sample.pid, sample.comm}, 0);
     if (new_process) {
-      SampleLabels labels = labels_of(sample.pid, profile.string(sample.comm));
-      auto [id, new_labels] = label_ids.try_emplace(std::move(labels), rows.labels.size());
-      if (new_labels) rows.labels.push_back(id->first);
+      ProcessLabels labels = labels_of(sample.pid, profile.string(sample.comm));
+      auto [id, new_labels] =
+          label_ids.try_emplace(absl::StrJoin(labels.Values(), std::string_view("\0", 1)),
+                                rows.labels.size());
+      if (new_labels) rows.labels.push_back(std::move(labels));
       process->second = id->second;
     }
     const int64_t wall_ns = clock.start_realtime_ns +

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "fleet/agent/sample_labels.h"
+#include "fleet/agent/process_labels.h"
 #include "fold/profile.h"
 
 namespace profcpu::fleet {
@@ -37,7 +37,7 @@ struct SampleRow {
 };
 
 struct WindowRows {
-  std::vector<SampleLabels> labels;
+  std::vector<ProcessLabels> labels;
   std::vector<SampleRow> samples;
   std::vector<StackRow> stacks;
   std::vector<FrameRow> frames;
@@ -54,7 +54,7 @@ struct WindowClock {
 
 // `labels_of` gives a process's labels (its comm as the sample saw it is
 // passed for processes gone by the time the window ends).
-using LabelsOf = std::function<SampleLabels(uint32_t pid, const std::string& comm)>;
+using LabelsOf = std::function<ProcessLabels(uint32_t pid, const std::string& comm)>;
 
 // `profile` must be named (symbols set) and its modules set.
 WindowRows BuildWindowRows(const fold::Profile& profile, const WindowClock& clock,

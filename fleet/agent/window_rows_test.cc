@@ -47,8 +47,8 @@ class WindowRowsTest : public ::testing::Test {
     sample.stack = profile_.InternStack(leaf_first);
     profile_.AddSample(sample);
   }
-  static SampleLabels LabelsFor(uint32_t pid, const std::string& comm) {
-    SampleLabels labels;
+  static ProcessLabels LabelsFor(uint32_t pid, const std::string& comm) {
+    ProcessLabels labels;
     labels.node = "node-a";
     labels.pod = pid == 10 ? "api-1" : "api-2";
     labels.comm = comm;

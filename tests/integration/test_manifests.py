@@ -53,7 +53,8 @@ class ManifestTest(unittest.TestCase):
     def test_every_manifest_is_valid(self):
         entries = load_manifests()
         files = {e["file"] for e in entries}
-        self.assertEqual(files, {"pod-sidecar.yaml", "daemonset.yaml", "debug-container.yaml"})
+        self.assertEqual(files, {"pod-sidecar.yaml", "daemonset.yaml", "debug-container.yaml",
+                                 "fleet-agent.yaml"})
         result = validate(entries)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertEqual(result.stdout.count("\nok ") + result.stdout.startswith("ok "),
@@ -99,6 +100,67 @@ class ManifestTest(unittest.TestCase):
             script = f.read()
         for cap in ("PERFMON", "SYS_PTRACE", "SYSLOG", "DAC_OVERRIDE"):
             self.assertIn(f"--cap-add {cap}", script)
+
+
+class FleetAgentManifestTest(unittest.TestCase):
+    """The fleet agent's DaemonSet (docs/fleet.md): what the agent needs and no more."""
+
+    def setUp(self):
+        entries = [e for e in load_manifests() if e["file"] == "fleet-agent.yaml"]
+        self.entries = entries
+        self.config = next(e["object"] for e in entries if e["object"]["kind"] == "ConfigMap")
+        self.daemonset = next(e["object"] for e in entries if e["object"]["kind"] == "DaemonSet")
+        self.pod = self.daemonset["spec"]["template"]["spec"]
+        self.agent = next(c for c in self.pod["containers"] if c["name"] == "agent")
+
+    def test_runs_the_agent_with_the_store_from_the_config_map_and_the_node_name(self):
+        self.assertEqual(self.agent["args"],
+                         ["agent", "-store", "$(PROFCPU_STORE)", "-spool", "/var/lib/profcpu/spool",
+                          "-node", "$(NODE_NAME)"])
+        env = {e["name"]: e["valueFrom"] for e in self.agent["env"]}
+        self.assertEqual(env["NODE_NAME"], {"fieldRef": {"fieldPath": "spec.nodeName"}})
+        self.assertEqual(env["PROFCPU_STORE"],
+                         {"configMapKeyRef": {"name": "profcpu-fleet", "key": "store"}})
+        self.assertEqual(self.config["metadata"]["name"], "profcpu-fleet")
+        for url in self.config["data"]["store"].split(","):
+            self.assertRegex(url, r"^http://[^/:]+:\d+$")
+
+    def test_host_pid_capabilities_for_bpf_and_not_privileged(self):
+        self.assertTrue(self.pod["hostPID"])
+        context = self.agent["securityContext"]
+        self.assertFalse(context["privileged"])
+        self.assertFalse(context["allowPrivilegeEscalation"])
+        self.assertEqual(context["capabilities"]["drop"], ["ALL"])
+        self.assertEqual(sorted(context["capabilities"]["add"]),
+                         ["BPF", "DAC_OVERRIDE", "PERFMON", "SYSLOG", "SYS_PTRACE"])
+        self.assertEqual(context["seccompProfile"],
+                         {"type": "Localhost", "localhostProfile": "profcpu.json"})
+        self.assertEqual(self.agent["resources"]["limits"]["memory"], "128Mi")
+
+    def test_mounts(self):
+        mounts = {m["mountPath"]: m for m in self.agent["volumeMounts"]}
+        volumes = {v["name"]: v["hostPath"] for v in self.pod["volumes"]}
+        self.assertEqual(set(mounts), {"/var/lib/profcpu/spool", "/sys/fs/cgroup",
+                                       "/var/lib/kubelet/pods"})
+        for path in ("/sys/fs/cgroup", "/var/lib/kubelet/pods"):
+            self.assertTrue(mounts[path]["readOnly"], path)
+            self.assertEqual(volumes[mounts[path]["name"]]["path"], path)
+        # Pods started after the agent: their token volumes are mounts of their own.
+        self.assertEqual(mounts["/var/lib/kubelet/pods"]["mountPropagation"], "HostToContainer")
+        spool = mounts["/var/lib/profcpu/spool"]
+        self.assertFalse(spool.get("readOnly", False))
+        self.assertEqual(volumes[spool["name"]],
+                         {"path": "/var/lib/profcpu/spool", "type": "DirectoryOrCreate"})
+
+    def test_broken_copy_is_refused(self):
+        broken = copy.deepcopy(self.entries)
+        daemonset = next(e["object"] for e in broken if e["object"]["kind"] == "DaemonSet")
+        agent = daemonset["spec"]["template"]["spec"]["containers"][0]
+        agent["env"][0]["valueFrom"]["fieldRef"] = "spec.nodeName"
+        result = validate(broken)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("fieldRef must be object", result.stdout)
+        self.assertIn("ok fleet-agent.yaml: ConfigMap", result.stdout)
 
 
 class SeccompProfileTest(unittest.TestCase):
