@@ -28,6 +28,10 @@ constexpr char kUsage[] =
     "  symbols      a run's modules with unknown frames, their build-ids, and their debug\n"
     "               files fetched from debuginfod or symbol servers: profcpu symbols -dir DIR\n"
     "\n"
+    "The fleet: an agent on every node, ClickHouse as the store (docs/fleet.md):\n"
+    "  agent        profile this node until stopped, window after window, into the store:\n"
+    "               profcpu agent -store URL[,URL...]\n"
+    "\n"
     "The FlameGraph tools, built in (same flags, same output, much faster):\n"
     "  fold         perf script text -> folded stacks (stackcollapse-perf.pl)\n"
     "  flamegraph   folded stacks -> interactive SVG (flamegraph.pl)\n"
@@ -56,6 +60,7 @@ int main(int argc, char** argv) {
   if (command == "fold") return RunFold(args);
   if (command == "html") return RunHtml(args);
   if (command == "symbols") return RunSymbols(args);
+  if (command == "agent") return RunAgent(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
   if (command == "version" || command == "--version" || command == "-version") {
