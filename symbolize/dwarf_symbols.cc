@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/errno_status.h"
@@ -208,6 +209,32 @@ class DwarfSymbols::Impl {
   size_t unit_count() const { return units_.size(); }
   bool truncated() const { return truncated_; }
 
+  size_t EstimatedBytes() const {
+    return sizeof(*this) + section_bytes_ + units_.capacity() * sizeof(Unit) +
+           unit_ranges_.capacity() * sizeof(Range) + indexed_bytes_;
+  }
+
+  // What libdw holds of the file: its .debug_* sections, decompressed.
+  void CountSections() {
+    size_t shstrndx = 0;
+    if (elf_getshdrstrndx(file_.get(), &shstrndx) != 0) return;
+    for (Elf_Scn* scn = elf_nextscn(file_.get(), nullptr); scn != nullptr;
+         scn = elf_nextscn(file_.get(), scn)) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+      const char* name = elf_strptr(file_.get(), shstrndx, shdr.sh_name);
+      if (name == nullptr) continue;
+      absl::string_view section(name);
+      if (!absl::StartsWith(section, ".debug_") && !absl::StartsWith(section, ".zdebug_")) continue;
+      GElf_Chdr chdr;
+      if ((shdr.sh_flags & SHF_COMPRESSED) != 0 && gelf_getchdr(scn, &chdr) != nullptr) {
+        section_bytes_ += chdr.ch_size;
+      } else {
+        section_bytes_ += shdr.sh_size;
+      }
+    }
+  }
+
  private:
   struct Range {
     uint64_t low = 0;
@@ -293,6 +320,8 @@ class DwarfSymbols::Impl {
       }
     }
     Flatten(ranges, &unit->segments);
+    indexed_bytes_ += unit->functions.capacity() * sizeof(Function) +
+                      unit->segments.capacity() * sizeof(Segment);
   }
 
   // At each place, the covering range that is deepest (then latest in DIE
@@ -316,6 +345,7 @@ class DwarfSymbols::Impl {
       if (dwarf_offdie(dwarf_.get(), unit->functions[func].die_offset, &die) != nullptr) {
         it->second = FunctionName(&die);
       }
+      indexed_bytes_ += sizeof(*it) + it->second.capacity();
     }
     return it->second;
   }
@@ -335,6 +365,8 @@ class DwarfSymbols::Impl {
   std::vector<Unit> units_;
   std::vector<Range> unit_ranges_;
   bool truncated_ = false;
+  size_t section_bytes_ = 0;
+  size_t indexed_bytes_ = 0;  // functions, segments and names of the units indexed
 };
 
 absl::StatusOr<std::unique_ptr<DwarfSymbols>> DwarfSymbols::FromFd(int fd, absl::string_view what,
@@ -356,6 +388,7 @@ absl::StatusOr<std::unique_ptr<DwarfSymbols>> DwarfSymbols::FromFd(int fd, absl:
   auto impl =
       std::make_unique<Impl>(std::move(file), std::move(dwarf), std::string(what), limits);
   impl->IndexUnits();
+  impl->CountSections();
   return std::unique_ptr<DwarfSymbols>(new DwarfSymbols(std::move(impl)));
 }
 
@@ -364,6 +397,7 @@ DwarfSymbols::~DwarfSymbols() = default;
 
 std::vector<Frame> DwarfSymbols::Lookup(uint64_t address) { return impl_->Lookup(address); }
 size_t DwarfSymbols::unit_count() const { return impl_->unit_count(); }
+size_t DwarfSymbols::EstimatedBytes() const { return impl_->EstimatedBytes(); }
 bool DwarfSymbols::truncated() const { return impl_->truncated(); }
 
 }  // namespace profcpu::symbolize

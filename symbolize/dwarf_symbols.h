@@ -52,6 +52,10 @@ class DwarfSymbols {
   std::vector<Frame> Lookup(uint64_t address);
 
   size_t unit_count() const;
+  // Memory held, roughly, for a cache's byte cap: the debug sections libdw
+  // read (decompressed) and the indexes built so far, which grow as lookups
+  // reach new units.
+  size_t EstimatedBytes() const;
   // True when a cap stopped indexing: some addresses may go unnamed.
   bool truncated() const;
 

@@ -51,6 +51,25 @@ class ElfSymbols::Loader {
          ElfSymbols* out)
       : elf_(elf), file_size_(file_size), what_(what), limits_(limits), out_(out) {}
 
+  // Only the build-id, from the PT_NOTE segments: "" when there is none or
+  // the file is not ELF.
+  std::string BuildIdOnly() {
+    GElf_Ehdr ehdr;
+    size_t count = 0;
+    if (elf_kind(elf_) != ELF_K_ELF || gelf_getehdr(elf_, &ehdr) == nullptr ||
+        elf_getphdrnum(elf_, &count) != 0 || count > kMaxProgramHeaders ||
+        !InFile(ehdr.e_phoff, uint64_t{count} * ehdr.e_phentsize, file_size_)) {
+      return "";
+    }
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Phdr phdr;
+      if (gelf_getphdr(elf_, static_cast<int>(i), &phdr) == nullptr) return "";
+      if (phdr.p_type == PT_NOTE) notes_.push_back({phdr.p_offset, phdr.p_filesz, phdr.p_align});
+    }
+    ReadBuildId();
+    return out_->build_id_;
+  }
+
   absl::Status Run() {
     if (elf_kind(elf_) != ELF_K_ELF) {
       return absl::InvalidArgumentError(absl::StrCat(what_, " is not an ELF file"));
@@ -336,6 +355,17 @@ absl::StatusOr<std::unique_ptr<ElfSymbols>> ElfSymbols::FromFd(int fd, absl::str
   Loader loader(elf.get(), static_cast<uint64_t>(st.st_size), what, limits, out.get());
   PROFCPU_RETURN_IF_ERROR(loader.Run());
   return out;
+}
+
+std::string ElfSymbols::ReadBuildIdNote(int fd) {
+  if (!LibelfReady()) return "";
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  ElfPtr elf(elf_begin(fd, ELF_C_READ, nullptr));
+  if (elf == nullptr) return "";
+  ElfSymbols scratch;
+  Loader loader(elf.get(), static_cast<uint64_t>(st.st_size), "", {}, &scratch);
+  return loader.BuildIdOnly();
 }
 
 absl::StatusOr<std::unique_ptr<ElfSymbols>> ElfSymbols::FromImage(absl::string_view image,

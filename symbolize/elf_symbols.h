@@ -71,6 +71,18 @@ class ElfSymbols {
                                                                absl::string_view what,
                                                                const ElfSymbolLimits& limits = {});
 
+  // Only the GNU build-id of the ELF file open at `fd`, from its PT_NOTE
+  // segments (a few small reads, no symbol table): "" when it has none or is
+  // not ELF. A cache's key (loaded_symbol_cache.h).
+  static std::string ReadBuildIdNote(int fd);
+
+  // Memory held, roughly, for a cache's byte cap.
+  size_t EstimatedBytes() const {
+    return sizeof(*this) + symbols_.capacity() * sizeof(Symbol) + names_.capacity() +
+           segments_.capacity() * sizeof(Segment) +
+           load_segments_.capacity() * sizeof(LoadSegment);
+  }
+
   // The link-time virtual address of a file offset, through this file's own
   // PT_LOAD headers (see the free function of the same name).
   std::optional<uint64_t> FileOffsetToAddress(uint64_t file_offset) const;

@@ -9,6 +9,7 @@
 #include "base/jit_mapping.h"
 #include "symbolize/address_space.h"
 #include "symbolize/dotnet_names.h"
+#include "symbolize/loaded_symbol_cache.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -21,6 +22,12 @@ bool IsJitdumpName(absl::string_view filename) {
   absl::string_view base = base::BaseName(filename);
   if (!absl::ConsumePrefix(&base, "jit-") || !absl::ConsumeSuffix(&base, ".dump")) return false;
   return !base.empty() && base.find_first_not_of("0123456789") == absl::string_view::npos;
+}
+
+absl::StatusOr<std::shared_ptr<const PerfMap>> ReadPerfMap(int fd, absl::string_view what) {
+  absl::StatusOr<PerfMap> map = PerfMap::Read(fd, what);
+  if (!map.ok()) return map.status();
+  return std::make_shared<const PerfMap>(std::move(*map));
 }
 
 }  // namespace
@@ -53,7 +60,7 @@ absl::StatusOr<base::UniqueFd> TargetJitFiles::Open(uint32_t pid, JitFileKind,
 }
 
 struct JitSources::Process {
-  std::unique_ptr<PerfMap> perf_map;
+  std::shared_ptr<const PerfMap> perf_map;  // shared with the cache, if any
   std::unique_ptr<Jitdump> jitdump;
   std::unique_ptr<PerfInfoMap> perf_info;
   std::string perf_map_path;  // where it was looked for, for hints
@@ -118,15 +125,17 @@ JitSources::Process& JitSources::Load(uint32_t pid) {
     }
     switch (kind) {
       case JitFileKind::kPerfMap: {
-        absl::StatusOr<PerfMap> map = PerfMap::Read(fd->get(), what);
+        absl::StatusOr<std::shared_ptr<const PerfMap>> map =
+            cache_ != nullptr ? cache_->ReadPerfMap(pid, fd->get(), what)
+                              : ReadPerfMap(fd->get(), what);
         if (!map.ok()) {
           Warn(absl::StrCat("cannot read ", what, ": ", map.status().message()));
           break;
         }
-        for (std::string& w : map->Warnings(what)) Warn(std::move(w));
-        p.loaded.push_back(absl::StrCat(JitFileName(kind, pid), " (", map->stats().entries,
+        for (std::string& w : (*map)->Warnings(what)) Warn(std::move(w));
+        p.loaded.push_back(absl::StrCat(JitFileName(kind, pid), " (", (*map)->stats().entries,
                                         " symbols)"));
-        p.perf_map = std::make_unique<PerfMap>(std::move(*map));
+        p.perf_map = std::move(*map);
         break;
       }
       case JitFileKind::kJitdump: {

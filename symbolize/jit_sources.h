@@ -34,6 +34,8 @@
 
 namespace profcpu::symbolize {
 
+class LoadedSymbolCache;
+
 enum class JitFileKind : uint8_t { kPerfMap, kJitdump, kPerfInfo };
 
 // The name a kind of file has in the run folder's jit/ directory, keyed by
@@ -84,6 +86,10 @@ class JitSources : public JitCodeHistory {
   // Consulted for a process with neither a perf map nor a jitdump; may be
   // null. Set before the first question.
   void set_code_events(JitCodeEvents* events) { events_ = events; }
+  // Perf maps are read through `cache` (loaded_symbol_cache.h: a growing map
+  // is parsed only from where an earlier run stopped); may be null. Set
+  // before the first question.
+  void set_cache(LoadedSymbolCache* cache) { cache_ = cache; }
 
   void OnMmap(const recording::Mmap& mmap) override;
   uint32_t Generation(uint32_t pid, uint64_t address, uint64_t time_ns) override;
@@ -119,6 +125,7 @@ class JitSources : public JitCodeHistory {
   JitFileSource* source_;
   const ProcessFiles* processes_;
   JitCodeEvents* events_ = nullptr;
+  LoadedSymbolCache* cache_ = nullptr;
   absl::flat_hash_map<uint32_t, std::string> jitdump_paths_;  // pid -> path from its mmap
   absl::flat_hash_map<uint32_t, std::unique_ptr<Process>> loaded_;
   absl::flat_hash_set<std::string> warned_;

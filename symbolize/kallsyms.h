@@ -44,6 +44,12 @@ class Kallsyms {
   std::optional<KernelSymbolMatch> Lookup(uint64_t address) const;
 
   size_t size() const { return symbols_.size(); }
+  // Memory held, roughly, for a cache's byte cap.
+  size_t EstimatedBytes() const {
+    size_t bytes = sizeof(*this) + symbols_.capacity() * sizeof(Symbol) + names_.capacity();
+    for (const std::string& module : modules_) bytes += sizeof(module) + module.capacity();
+    return bytes;
+  }
   // Lines that were not "ADDRESS TYPE NAME[\t[MODULE]]".
   size_t malformed_lines() const { return malformed_lines_; }
 

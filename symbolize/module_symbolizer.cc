@@ -165,6 +165,13 @@ absl::StatusOr<LoadedModule> LoadModuleSymbolizer(const Module& module,
   return ModuleSymbolizerLoader::Load(module, target_root, debug_roots, limits);
 }
 
+size_t ModuleSymbolizer::EstimatedBytes() const {
+  return sizeof(*this) + build_id_.capacity() + segments_.capacity() * sizeof(LoadSegment) +
+         debug_file_.capacity() + (binary_ == nullptr ? 0 : binary_->EstimatedBytes()) +
+         (debug_ == nullptr ? 0 : debug_->EstimatedBytes()) +
+         (dwarf_ == nullptr ? 0 : dwarf_->EstimatedBytes());
+}
+
 std::vector<Frame> ModuleSymbolizer::Lookup(uint64_t file_offset) {
   std::vector<Frame> frames;
   std::optional<uint64_t> address = FileOffsetToAddress(segments_, file_offset);

@@ -48,6 +48,9 @@ class ModuleSymbolizer {
   // Where the debug file was found ("" when none was used), and by which rule.
   const std::string& debug_file() const { return debug_file_; }
   bool has_dwarf() const { return dwarf_ != nullptr; }
+  // Memory held, roughly (grows as DWARF lookups index more units), for a
+  // cache's byte cap.
+  size_t EstimatedBytes() const;
 
  private:
   friend struct ModuleSymbolizerLoader;

@@ -20,6 +20,12 @@ struct ModuleSymbols {
   std::string warning;
 };
 
+// Why the file found at `module.path` (its build-id, "" if none, and inode)
+// may not be the one that was mapped: build-id when both are known, else the
+// inode; "" when nothing says so.
+std::string MappedFileChange(const Module& module, const std::string& found_build_id,
+                             uint64_t found_inode);
+
 // Opens `module.path` inside `root` (openat2 RESOLVE_IN_ROOT, so a symlink the
 // target planted cannot lead outside its root) and reads its symbols. A path
 // the kernel reported as "PATH (deleted)" is looked for at PATH. The file's

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
+#include "base/status_macros.h"
 #include "symbolize/interval_sweep.h"
 #include "symbolize/parse_hex.h"
 
@@ -41,12 +42,17 @@ class PerfMap::Builder {
         max_line_(limits.max_line),
         map_(map) {}
 
+  // `position` is where in the file the bytes fed next begin.
+  void set_position(uint64_t position) { position_ = position; }
+
   // Returns false once the entry cap stops the parse.
   bool Feed(absl::string_view bytes) {
     while (!bytes.empty()) {
       size_t newline = bytes.find('\n');
       absl::string_view piece = bytes.substr(0, newline);
-      bytes.remove_prefix(newline == absl::string_view::npos ? bytes.size() : newline + 1);
+      const size_t taken = newline == absl::string_view::npos ? bytes.size() : newline + 1;
+      bytes.remove_prefix(taken);
+      position_ += taken;
       if (!skipping_) {
         if (partial_.size() + piece.size() > max_line_) {
           // Too long to be a symbol: drop it without buffering the rest.
@@ -62,6 +68,13 @@ class PerfMap::Builder {
       if (!skipping_ && !Line(partial_)) return false;
       partial_.clear();
       skipping_ = false;
+      // Every complete line read: where a later read of the same file
+      // (PerfMap::Continue) picks up.
+      Checkpoint& at = map_->checkpoint_;
+      at.bytes = position_;
+      at.entries = map_->entries_.size();
+      at.names = map_->names_.size();
+      at.stats = map_->stats_;
     }
     return true;
   }
@@ -111,6 +124,7 @@ class PerfMap::Builder {
   PerfMap* map_;
   std::string partial_;
   bool skipping_ = false;
+  uint64_t position_ = 0;
 };
 
 PerfMap PerfMap::Parse(absl::string_view text, const PerfMapLimits& limits) {
@@ -133,10 +147,36 @@ PerfMap PerfMap::Parse(absl::string_view text, const PerfMapLimits& limits) {
 
 absl::StatusOr<PerfMap> PerfMap::Read(int fd, absl::string_view what, const PerfMapLimits& limits) {
   PerfMap map;
+  PROFCPU_RETURN_IF_ERROR(map.ReadFrom(fd, what, limits));
+  map.Flatten();
+  return map;
+}
+
+absl::Status PerfMap::Continue(int fd, absl::string_view what, const PerfMapLimits& limits) {
+  if (capped_) return absl::OkStatus();
+  // Undo a last line read without its newline: it is read again, whole.
+  const bool undone = entries_.size() > checkpoint_.entries;
+  const Checkpoint at = checkpoint_;
+  entries_.resize(at.entries);
+  names_.resize(at.names);
+  stats_ = at.stats;
+  stats_.bytes = at.bytes;
+  PROFCPU_RETURN_IF_ERROR(ReadFrom(fd, what, limits));
+  if (undone) {
+    segments_.clear();  // they may name the entry undone
+    Flatten();
+  } else {
+    FlattenAppended(at.entries);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PerfMap::ReadFrom(int fd, absl::string_view what, const PerfMapLimits& limits) {
   const uint64_t max_bytes = std::min(limits.max_bytes, kMaxBytesCap);
-  Builder builder(limits, &map);
+  Builder builder(limits, this);
+  uint64_t total = checkpoint_.bytes;
+  builder.set_position(total);
   std::string buffer(kChunkSize, '\0');
-  uint64_t total = 0;
   bool complete = true;
   while (true) {
     // Once at the cap, read one byte more only to learn whether there is more.
@@ -150,12 +190,12 @@ absl::StatusOr<PerfMap> PerfMap::Read(int fd, absl::string_view what, const Perf
     }
     if (n == 0) break;
     if (total >= max_bytes) {
-      map.stats_.truncated_bytes = true;
+      stats_.truncated_bytes = true;
       complete = false;
       break;
     }
     total += static_cast<uint64_t>(n);
-    map.stats_.bytes = total;
+    stats_.bytes = total;
     if (!builder.Feed(absl::string_view(buffer.data(), static_cast<size_t>(n)))) {
       complete = false;
       break;
@@ -164,8 +204,8 @@ absl::StatusOr<PerfMap> PerfMap::Read(int fd, absl::string_view what, const Perf
   // A line cut by the byte cap is incomplete; a last line without a newline
   // at the real end of the file is not.
   if (complete) builder.Finish();
-  map.Flatten();
-  return map;
+  capped_ = !complete;
+  return absl::OkStatus();
 }
 
 // Builds segments_ with one sweep over every range boundary: at each boundary
@@ -179,6 +219,40 @@ void PerfMap::Flatten() {
       [this](uint64_t point, uint32_t winner) {
         segments_.push_back({point, winner == kNoInterval ? kNoEntry : winner});
       });
+}
+
+void PerfMap::FlattenAppended(size_t first) {
+  if (first == 0 || segments_.empty()) {
+    segments_.clear();
+    Flatten();
+    return;
+  }
+  if (first >= entries_.size()) return;
+  std::vector<Segment> top;
+  SweepIntervals(
+      entries_.size() - first, [&](uint32_t i) { return entries_[first + i].start; },
+      [&](uint32_t i) { return entries_[first + i].end; },
+      [](uint32_t a, uint32_t b) { return a > b; },
+      [&](uint64_t point, uint32_t winner) {
+        top.push_back({point, winner == kNoInterval ? kNoEntry
+                                                     : static_cast<uint32_t>(first + winner)});
+      });
+  // Two step functions (a segment holds until the next one starts; nothing
+  // before the first): the new lines win wherever they name anything.
+  std::vector<Segment> merged;
+  merged.reserve(segments_.size() + top.size());
+  size_t i = 0, j = 0;
+  uint32_t below = kNoEntry, above = kNoEntry;
+  while (i < segments_.size() || j < top.size()) {
+    uint64_t point = UINT64_MAX;
+    if (i < segments_.size()) point = segments_[i].start;
+    if (j < top.size()) point = std::min(point, top[j].start);
+    while (i < segments_.size() && segments_[i].start == point) below = segments_[i++].entry;
+    while (j < top.size() && top[j].start == point) above = top[j++].entry;
+    const uint32_t entry = above != kNoEntry ? above : below;
+    if (merged.empty() || merged.back().entry != entry) merged.push_back({point, entry});
+  }
+  segments_ = std::move(merged);
 }
 
 std::optional<PerfMapMatch> PerfMap::Lookup(uint64_t address) const {

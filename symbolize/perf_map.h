@@ -56,6 +56,21 @@ class PerfMap {
   static absl::StatusOr<PerfMap> Read(int fd, absl::string_view what,
                                       const PerfMapLimits& limits = {});
 
+  // Reads what was appended to the same file since: `fd` positioned at
+  // complete_bytes() of it. The map ends as Read of the whole file would have
+  // left it: a last line without its newline, parsed by the earlier read, is
+  // undone and read again whole; the caps count the whole file. A map that
+  // hit a cap stays as it is. For a long-running JIT process whose map grows
+  // (LoadedSymbolCache), so a window parses only the growth.
+  absl::Status Continue(int fd, absl::string_view what, const PerfMapLimits& limits = {});
+  // Bytes of the file up to the end of its last complete line, as read.
+  uint64_t complete_bytes() const { return checkpoint_.bytes; }
+  // Memory held, roughly, for a cache's byte cap.
+  size_t EstimatedBytes() const {
+    return entries_.capacity() * sizeof(Entry) + segments_.capacity() * sizeof(Segment) +
+           names_.capacity() + sizeof(*this);
+  }
+
   std::optional<PerfMapMatch> Lookup(uint64_t address) const;
 
   // Whether any entry's name contains `part` (one scan of the names; they
@@ -87,11 +102,26 @@ class PerfMap {
   static constexpr uint32_t kNoEntry = UINT32_MAX;
 
   void Flatten();
+  // Flattens entries_[first..] and lays them over segments_ (later lines win).
+  void FlattenAppended(size_t first);
+  // Reads the rest of `fd` into the map; false when a cap stopped it.
+  absl::Status ReadFrom(int fd, absl::string_view what, const PerfMapLimits& limits);
+
+  // The map as it was at the end of the last complete line read, to undo a
+  // last line read without its newline before reading on.
+  struct Checkpoint {
+    uint64_t bytes = 0;
+    size_t entries = 0;
+    size_t names = 0;
+    PerfMapStats stats;
+  };
 
   std::vector<Entry> entries_;  // in file order
   std::vector<Segment> segments_;
   std::string names_;
   PerfMapStats stats_;
+  Checkpoint checkpoint_;
+  bool capped_ = false;  // a cap stopped the read: nothing more is read
 };
 
 }  // namespace profcpu::symbolize

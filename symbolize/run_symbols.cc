@@ -71,6 +71,7 @@ RunSymbols::RunSymbols(RunSymbolsOptions options, base::RunLog* log)
       jit_(&jit_files_, options_.files),
       unwinder_(options_.run_dir, options_.files, options_.symbol_dirs, log) {
   jit_.set_code_events(options_.code_events);
+  jit_.set_cache(options_.cache);
 }
 
 RunSymbols::~RunSymbols() = default;
@@ -102,6 +103,7 @@ absl::StatusOr<ResolvedSymbols> RunSymbols::Resolve() {
   symbolizer_options.use_local_kallsyms = !replay.boot_id.empty() && replay.boot_id == LocalBootId();
   symbolizer_options.symbol_dirs = options_.symbol_dirs;
   symbolizer_options.debuginfod_cache = DebuginfodClientCacheDir();
+  symbolizer_options.cache = options_.cache;
   // With new symbol directories, frames the snapshot left unknown get another
   // try (and without them, those of modules whose debug file is on this
   // machine: symbolizer.h).

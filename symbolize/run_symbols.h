@@ -30,6 +30,8 @@
 
 namespace profcpu::symbolize {
 
+class LoadedSymbolCache;
+
 struct RunSymbolsOptions {
   std::string run_dir;
   // Where the profiled processes' files are; nullptr when they are not
@@ -44,6 +46,10 @@ struct RunSymbolsOptions {
   // JIT code known from the runtimes' events, for processes without JIT
   // files (jit_sources.h); may be null.
   JitCodeEvents* code_events = nullptr;
+  // Kept across runs by a caller that runs many (the fleet agent's windows):
+  // native modules, kallsyms and perf maps come from it
+  // (loaded_symbol_cache.h). nullptr: this run loads all it needs.
+  LoadedSymbolCache* cache = nullptr;
 };
 
 // What the replay found that needs names.

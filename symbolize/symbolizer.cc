@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/kallsyms.h"
+#include "symbolize/loaded_symbol_cache.h"
 #include "symbolize/module_symbolizer.h"
 #include "symbolize/jit_sources.h"
 #include "symbolize/vdso_image.h"
@@ -133,14 +134,16 @@ class Symbolizer::Impl {
     if (!options_.use_local_kallsyms) return Unnamed(kKernelModule);
     if (!kallsyms_loaded_) {
       kallsyms_loaded_ = true;
-      absl::StatusOr<Kallsyms> loaded = Kallsyms::Load(options_.kallsyms_path);
+      absl::StatusOr<std::shared_ptr<const Kallsyms>> loaded =
+          options_.cache != nullptr ? options_.cache->LoadKallsyms(options_.kallsyms_path)
+                                    : LoadKallsyms(options_.kallsyms_path);
       if (loaded.ok()) {
-        kallsyms_.emplace(std::move(*loaded));
+        kallsyms_ = std::move(*loaded);
       } else {
         Warn(std::string(loaded.status().message()));
       }
     }
-    if (!kallsyms_.has_value()) return Unnamed(kKernelModule);
+    if (kallsyms_ == nullptr) return Unnamed(kKernelModule);
     std::optional<KernelSymbolMatch> match = kallsyms_->Lookup(address);
     if (!match.has_value()) return Unnamed(kKernelModule);
     return Named(match->module, std::string(match->name), match->offset);
@@ -183,7 +186,9 @@ class Symbolizer::Impl {
     std::vector<DebugSearchRoot> roots;
     if (root != nullptr) roots.push_back({root, DebugSearchRoot::Kind::kSystem, "the target's root"});
     roots.insert(roots.end(), own_roots_.begin(), own_roots_.end());
-    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(module, root.get(), roots);
+    absl::StatusOr<SharedModule> loaded =
+        options_.cache != nullptr ? options_.cache->LoadModule(module, root.get(), roots)
+                                  : LoadModule(module, root.get(), roots);
     if (!loaded.ok()) {
       if (root == nullptr && module.build_id.empty()) {
         Warn(absl::StrCat("files of pid ", module.example_pid,
@@ -234,6 +239,18 @@ class Symbolizer::Impl {
     return Unnamed(request.mapping_name);
   }
 
+  static absl::StatusOr<std::shared_ptr<const Kallsyms>> LoadKallsyms(const std::string& path) {
+    absl::StatusOr<Kallsyms> loaded = Kallsyms::Load(path);
+    if (!loaded.ok()) return loaded.status();
+    return std::make_shared<const Kallsyms>(std::move(*loaded));
+  }
+  static absl::StatusOr<SharedModule> LoadModule(const Module& module, const base::RootDir* root,
+                                                 const std::vector<DebugSearchRoot>& roots) {
+    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(module, root, roots);
+    if (!loaded.ok()) return loaded.status();
+    return SharedModule{std::move(loaded->symbolizer), std::move(loaded->warnings)};
+  }
+
   const SymbolizerOptions options_;
   const ProcessFiles* const files_;
   std::vector<Module>* const modules_;
@@ -243,11 +260,11 @@ class Symbolizer::Impl {
   std::vector<std::string> notes_;
 
   bool kallsyms_loaded_ = false;
-  std::optional<Kallsyms> kallsyms_;
+  std::shared_ptr<const Kallsyms> kallsyms_;
   bool vdso_loaded_ = false;
   std::unique_ptr<ElfSymbols> vdso_;
   // Loaded once per module / pid; a null value records a failed load.
-  absl::flat_hash_map<uint32_t, std::unique_ptr<ModuleSymbolizer>> module_symbolizers_;
+  absl::flat_hash_map<uint32_t, std::shared_ptr<ModuleSymbolizer>> module_symbolizers_;
   JitSources* jit_;
   std::unique_ptr<TargetJitFiles> own_jit_files_;
   std::unique_ptr<JitSources> own_jit_;

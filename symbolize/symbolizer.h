@@ -18,6 +18,7 @@
 namespace profcpu::symbolize {
 
 class JitSources;
+class LoadedSymbolCache;
 
 struct SymbolizerOptions {
   // Resolve kernel addresses from this machine's /proc/kallsyms. Only valid
@@ -38,6 +39,10 @@ struct SymbolizerOptions {
   // root or the debuginfod cache are: a laptop's installed debug packages
   // name what the sidecar could not, with no flag.
   bool retry_unknown_native = false;
+  // Kept across runs (loaded_symbol_cache.h): native modules and kallsyms
+  // are taken from it and loaded into it. nullptr: everything is loaded for
+  // this Symbolizer alone.
+  LoadedSymbolCache* cache = nullptr;
 };
 
 class Symbolizer {
