@@ -133,12 +133,13 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
                     [&log](bool warning, std::string_view line) { log.Line(warning, line); });
   ProcessLabelCache labels(
       LabelSources{options.node, "/proc", absl::StrCat(options.kubelet_root, "/pods")});
+  symbolize::LoadedSymbolCache symbols(symbolize::LoadedSymbolCacheOptions{});
   AgentTotals totals;
   {
     DeliveryThread sender(&delivery, &log);
     for (uint64_t n = 0; !options.stop_requested->load(); ++n) {
       const std::string folder = absl::StrCat(options.work_dir, "/window-", n);
-      auto taken = TakeWindow(options.collection, options.window, folder, options.node, &labels);
+      auto taken = TakeWindow(options.collection, options.window, folder, options.node, &labels, &symbols);
       if (!taken.ok()) {
         log.Line(true, absl::StrCat("window ", n, ": ", taken.status().message()));
         // A machine that cannot sample at all will not start sampling by

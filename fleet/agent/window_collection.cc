@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/run_log.h"
 #include "base/status_macros.h"
@@ -28,6 +29,17 @@ absl::Duration WindowLength(absl::Time start, absl::Duration window) {
 
 namespace {
 
+// The processes running now: what the symbol cache keeps perf maps for.
+absl::flat_hash_set<uint32_t> LivePids() {
+  absl::flat_hash_set<uint32_t> pids;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    uint32_t pid = 0;
+    if (absl::SimpleAtoi(entry.path().filename().string(), &pid)) pids.insert(pid);
+  }
+  return pids;
+}
+
 // Removes the window's folder however the window ended.
 class FolderGuard {
  public:
@@ -45,7 +57,8 @@ class FolderGuard {
 
 absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
                                        absl::Duration window, const std::string& folder,
-                                       const std::string& node, ProcessLabelCache* labels) {
+                                       const std::string& node, ProcessLabelCache* labels,
+                                       symbolize::LoadedSymbolCache* symbols) {
   if (::mkdir(folder.c_str(), 0700) != 0) {
     return absl::InternalError(absl::StrCat("create ", folder, ": ", std::strerror(errno)));
   }
@@ -70,7 +83,8 @@ absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
     if (!map.found && map.problem.empty()) perf_map_never_seen.insert(map.pid);
   }
   files.SetPerfMapNeverSeen(std::move(perf_map_never_seen));
-  PROFCPU_ASSIGN_OR_RETURN(NamedWindow named, NameWindow(folder, &files, &log));
+  PROFCPU_ASSIGN_OR_RETURN(NamedWindow named, NameWindow(folder, &files, symbols, &log));
+  symbols->EndRun(LivePids());
   taken.samples = named.summary.samples;
   taken.lost = named.summary.lost_ring_buffer + named.summary.lost_dropped +
                named.summary.lost_bpf_ring_buffer + named.summary.lost_bpf_map_full;

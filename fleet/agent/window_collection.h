@@ -13,6 +13,7 @@
 #include "collector/collection_options.h"
 #include "fleet/agent/process_labels.h"
 #include "fleet/agent/window_rows.h"
+#include "symbolize/loaded_symbol_cache.h"
 
 namespace profcpu::fleet {
 
@@ -33,7 +34,8 @@ absl::Duration WindowLength(absl::Time start, absl::Duration window);
 // `base` holds the target and sampling; `folder` must not exist.
 absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
                                        absl::Duration window, const std::string& folder,
-                                       const std::string& node, ProcessLabelCache* labels);
+                                       const std::string& node, ProcessLabelCache* labels,
+                                       symbolize::LoadedSymbolCache* symbols);
 
 }  // namespace profcpu::fleet
 

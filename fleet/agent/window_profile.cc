@@ -14,11 +14,14 @@
 namespace profcpu::fleet {
 
 absl::StatusOr<NamedWindow> NameWindow(const std::string& dir,
-                                       const symbolize::ProcessFiles* files, base::RunLog* log) {
+                                       const symbolize::ProcessFiles* files,
+                                       symbolize::LoadedSymbolCache* cache, base::RunLog* log) {
   PROFCPU_ASSIGN_OR_RETURN(auto reader, recording::RecordingReader::Open(
                                             absl::StrCat(dir, "/", recording::kRecordingFile)));
   symbolize::DotnetCodeNames dotnet_code(dir, log);
-  symbolize::RunSymbols symbols({dir, files, {}, /*strip_tiers=*/false, &dotnet_code}, log);
+  symbolize::RunSymbolsOptions options{dir, files, {}, /*strip_tiers=*/false, &dotnet_code};
+  options.cache = cache;
+  symbolize::RunSymbols symbols(options, log);
   PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built,
                            fold::BuildProfile(*reader, {symbols.jit_history(), symbols.unwinder()}));
   NamedWindow window;

@@ -12,6 +12,7 @@
 #include "base/run_log.h"
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
+#include "symbolize/loaded_symbol_cache.h"
 #include "symbolize/process_files.h"
 
 namespace profcpu::fleet {
@@ -21,9 +22,11 @@ struct NamedWindow {
   fold::Profile profile;  // named, shaped, with its modules
 };
 
-// `dir` is the window's run folder (its recording and jit/ copies).
+// `dir` is the window's run folder (its recording and jit/ copies); `cache`
+// keeps what naming loads for the next window.
 absl::StatusOr<NamedWindow> NameWindow(const std::string& dir,
-                                       const symbolize::ProcessFiles* files, base::RunLog* log);
+                                       const symbolize::ProcessFiles* files,
+                                       symbolize::LoadedSymbolCache* cache, base::RunLog* log);
 
 }  // namespace profcpu::fleet
 
