@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "collector/proc/cgroup.h"
 #include "fleet/agent/process_labels.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace profcpu::fleet {
@@ -255,6 +257,46 @@ TEST(ProcessLabelsOfThisProcessTest, ExeCommAndBuildId) {
   const std::string own = collector::CgroupV2Path(ReadAll("/proc/self/cgroup"));
   EXPECT_EQ(ResolveCgroupPath(FindCgroupNamespaceRoot("/proc", *mount), own), own);
   EXPECT_EQ(labels.cgroup, own);
+}
+
+// A real .NET process: the SDK's `dotnet --version` runs on the shared
+// runtime for a moment; its labels name that runtime's version.
+TEST(ProcessLabelsOfThisProcessTest, ADotnetProcessNamesItsRuntime) {
+  std::error_code error;
+  const std::filesystem::path host = std::filesystem::canonical("/usr/bin/dotnet", error);
+  ASSERT_FALSE(error) << "the .NET SDK (dotnet) is required (scripts/setup.sh installs it)";
+  std::vector<std::string> expected;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           host.parent_path() / "shared" / "Microsoft.NETCore.App", error)) {
+    expected.push_back("dotnet " + entry.path().filename().string());
+  }
+  ASSERT_FALSE(expected.empty()) << "no shared runtime beside " << host;
+
+  LabelSources sources;
+  std::string runtime;
+  for (int attempt = 0; attempt < 3 && runtime.empty(); ++attempt) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const std::string path = host.string();
+      char* const argv[] = {const_cast<char*>("dotnet"), const_cast<char*>("--version"), nullptr};
+      char* const envp[] = {const_cast<char*>("DOTNET_CLI_TELEMETRY_OPTOUT=1"),
+                            const_cast<char*>("DOTNET_NOLOGO=1"),
+                            const_cast<char*>("HOME=/tmp"), nullptr};
+      if (std::FILE* null = std::freopen("/dev/null", "w", stdout); null == nullptr) ::_exit(126);
+      ::execve(path.c_str(), argv, envp);
+      ::_exit(127);
+    }
+    ASSERT_GT(pid, 0);
+    // Poll its labels until the runtime is mapped or the process is done.
+    for (int poll = 0; poll < 10000 && runtime.empty(); ++poll) {
+      if (::waitpid(pid, nullptr, WNOHANG) == pid) break;
+      runtime = ReadProcessLabels(pid, sources).runtime;
+      ::usleep(1000);
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  EXPECT_THAT(expected, ::testing::Contains(runtime));
 }
 
 }  // namespace
