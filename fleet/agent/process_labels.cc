@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -13,8 +14,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/file_io.h"
 #include "base/rooted_open.h"
 #include "collector/proc/cgroup.h"
@@ -127,8 +130,57 @@ std::string DefaultNodeName() {
   return name;
 }
 
+std::string FindCgroupNamespaceRoot(const std::string& proc, const std::string& cgroup_mount,
+                                    size_t max_directories) {
+  const std::string own = ReadLink(proc + "/self/ns/cgroup");
+  if (own.empty() || own == ReadLink(proc + "/1/ns/cgroup")) return "";
+  const std::string pid = absl::StrCat(::getpid());
+  // Breadth first: the agent's container sits a few levels down.
+  std::vector<std::string> queue = {""};
+  for (size_t next = 0; next < queue.size() && next < max_directories; ++next) {
+    const std::string relative = queue[next];
+    const std::string dir = cgroup_mount + relative;
+    auto procs = base::ReadFileBounded(dir + "/cgroup.procs", size_t{1} << 20,
+                                       /*truncate_ok=*/true);
+    if (procs.ok()) {
+      for (absl::string_view line : absl::StrSplit(*procs, '\n')) {
+        if (line == pid) return relative.empty() ? "/" : relative;
+      }
+    }
+    std::error_code error;
+    for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
+         it.increment(error)) {
+      if (queue.size() >= max_directories) break;
+      if (it->is_directory(error) && !it->is_symlink(error)) {
+        queue.push_back(absl::StrCat(relative, "/", it->path().filename().string()));
+      }
+    }
+  }
+  return "";
+}
+
+std::string ResolveCgroupPath(absl::string_view namespace_root, absl::string_view path) {
+  if (path.empty()) return "";  // no cgroup v2 line: nothing to resolve
+  if (namespace_root.empty() && !absl::StartsWith(path, "/..")) return std::string(path);
+  std::vector<absl::string_view> parts;
+  for (absl::string_view half : {namespace_root, path}) {
+    for (absl::string_view part : absl::StrSplit(half, '/', absl::SkipEmpty())) {
+      if (part == ".") continue;
+      if (part == "..") {
+        if (!parts.empty()) parts.pop_back();  // above the root: clamped
+        continue;
+      }
+      parts.push_back(part);
+    }
+  }
+  return parts.empty() ? "/" : absl::StrCat("/", absl::StrJoin(parts, "/"));
+}
+
 std::string PodUidFromCgroup(absl::string_view cgroup_path) {
-  if (!absl::StrContains(cgroup_path, "kubepods")) return "";
+  // "kubepods" may be above a private cgroup namespace's root ("/../pod<uid>/...").
+  if (!absl::StrContains(cgroup_path, "kubepods") && !absl::StartsWith(cgroup_path, "/..")) {
+    return "";
+  }
   for (absl::string_view part : absl::StrSplit(cgroup_path, '/', absl::SkipEmpty())) {
     absl::ConsumeSuffix(&part, ".slice");
     // "kubepods-burstable-pod<uid>" (systemd driver, '_' for '-') or
@@ -182,7 +234,8 @@ ProcessLabels ReadProcessLabels(pid_t pid, const LabelSources& sources) {
   const std::string dir = absl::StrCat(sources.proc, "/", pid);
 
   if (auto text = collector::ReadProcCgroup(pid, sources.proc); text.ok()) {
-    labels.cgroup = collector::CgroupV2Path(*text);
+    labels.cgroup =
+        ResolveCgroupPath(sources.cgroup_namespace_root, collector::CgroupV2Path(*text));
     labels.container = collector::ContainerIdFromCgroup(*text);
     labels.pod_uid = PodUidFromCgroup(labels.cgroup);
   }

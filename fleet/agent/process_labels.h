@@ -3,7 +3,7 @@
 // runtime build_id), read from what the node shows about the process:
 //   node       this machine's name (LabelSources::node)
 //   container  the 64-hex container id in /proc/PID/cgroup (collector/proc/cgroup.h)
-//   cgroup     the cgroup v2 path
+//   cgroup     the cgroup v2 path (absolute even from a private cgroup namespace)
 //   pod_uid    kubepods...-pod<uid>.slice ('_' -> '-') or /kubepods/<qos>/pod<uid>/
 //   pod        the process's HOSTNAME (/proc/PID/environ), only in a pod
 //   namespace  the kubelet's pods/<uid>/volumes/kubernetes.io~projected/*/namespace,
@@ -60,10 +60,30 @@ struct LabelSources {
   std::string node;  // DefaultNodeName() unless -node NAME
   std::string proc = "/proc";
   std::string kubelet_pods = "/var/lib/kubelet/pods";
+  // The absolute cgroup path of the agent's cgroup namespace root
+  // (FindCgroupNamespaceRoot), "" when the agent shares the host's.
+  std::string cgroup_namespace_root;
 };
 
 // This machine's host name ("" if it has none).
 std::string DefaultNodeName();
+
+// A container runtime usually gives the agent's container a cgroup namespace
+// of its own (hostPID does not change that), rooted at the container's
+// cgroup. The kernel then shows the cgroup of every process outside it
+// relative to that root: "/../../kubepods-burstable.slice/...". This finds
+// the root's absolute path once: the directory of the cgroup v2 hierarchy at
+// `cgroup_mount` (the node's, mounted into the container) whose cgroup.procs
+// holds this process. "" when this process shares PID 1's cgroup namespace
+// (nothing to resolve) or when it cannot be found (at most `max_directories`
+// are searched).
+std::string FindCgroupNamespaceRoot(const std::string& proc, const std::string& cgroup_mount,
+                                    size_t max_directories = 20000);
+
+// The absolute form of a cgroup path shown relative to a namespace root:
+// `namespace_root` + `path`, ".." resolved. With no root known, the leading
+// "/.." parts are dropped (the best left to do).
+std::string ResolveCgroupPath(absl::string_view namespace_root, absl::string_view path);
 
 // The pod uid in a cgroup v2 path of a kubelet (systemd or cgroupfs driver),
 // as the kubelet names the pod's folder (dashes), or "".

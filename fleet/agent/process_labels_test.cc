@@ -44,6 +44,33 @@ TEST(PodUidTest, KubeletCgroupLayouts) {
   EXPECT_EQ(PodUidFromCgroup(""), "");
 }
 
+TEST(PodUidTest, SeenFromAPrivateCgroupNamespace) {
+  // The agent's container at /kubepods/besteffort/pod<a>/<id>: a pod of the
+  // same QoS class shows no "kubepods" at all.
+  EXPECT_EQ(PodUidFromCgroup(absl::StrCat("/../../pod", kPodUid, "/", kContainer)), kPodUid);
+  EXPECT_EQ(PodUidFromCgroup(absl::StrCat("/../../../kubepods-burstable.slice/kubepods-burstable-pod",
+                                          kPodUidUnderscores, ".slice/cri-containerd-", kContainer,
+                                          ".scope")),
+            kPodUid);
+  EXPECT_EQ(PodUidFromCgroup("/../../system.slice/sshd.service"), "");
+}
+
+TEST(ResolveCgroupPathTest, RelativeToTheNamespaceRoot) {
+  const std::string root = "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podA.slice/"
+                           "cri-containerd-B.scope";
+  EXPECT_EQ(ResolveCgroupPath(root, "/../../../kubepods-burstable.slice/x.slice/y.scope"),
+            "/kubepods.slice/kubepods-burstable.slice/x.slice/y.scope");
+  EXPECT_EQ(ResolveCgroupPath(root, "/"), root);
+  EXPECT_EQ(ResolveCgroupPath(root, "/sub"), root + "/sub");
+  EXPECT_EQ(ResolveCgroupPath(root, "/../../../../../../init.scope"), "/init.scope");  // clamped
+  EXPECT_EQ(ResolveCgroupPath(root, ""), "");
+  // The host's namespace: paths are already absolute.
+  EXPECT_EQ(ResolveCgroupPath("", "/system.slice/docker-x.scope"), "/system.slice/docker-x.scope");
+  // Unknown root: the best left is to drop what climbs above it.
+  EXPECT_EQ(ResolveCgroupPath("", "/../../kubepods-burstable.slice/x.scope"),
+            "/kubepods-burstable.slice/x.scope");
+}
+
 TEST(DotnetRuntimeTest, VersionFromTheSharedFrameworkFolder) {
   EXPECT_EQ(DotnetRuntimeFromMaps(
                 "55d0c000-55d0c010 r--p 00000000 08:01 11 /usr/share/dotnet/dotnet\n"

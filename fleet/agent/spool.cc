@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "base/errno_status.h"
 #include "base/file_io.h"
 #include "fleet/agent/spool_file.h"

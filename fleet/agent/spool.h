@@ -73,6 +73,9 @@ class Spool {
   std::optional<SpoolEntry> Oldest();
 
   // Removes a window (delivered). NotFound when no window has that seq.
+  // Not synced to disk: after a crash a delivered window may come back and
+  // be sent again; delivery's check of the window id in the store (fleet
+  // contract: "Retry of a window") keeps it from counting twice.
   absl::Status Remove(uint64_t seq);
 
   // Losses found outside Put (damaged files at Open or Oldest) since the
