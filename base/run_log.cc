@@ -34,6 +34,7 @@ void RunLog::Info(absl::string_view message) { Write("info", message); }
 void RunLog::Warn(absl::string_view message) {
   Write("warning", message);
   warnings_.emplace_back(message);
+  if (!echo_warnings_) return;
   std::fprintf(stderr, "profcpu: warning: %.*s\n", static_cast<int>(message.size()),
                message.data());
 }

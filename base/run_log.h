@@ -25,12 +25,16 @@ class RunLog {
   void Close();
 
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // Warnings go to stderr as they come unless turned off: the fleet agent
+  // shows each distinct warning once, not once per window.
+  void set_echo_warnings(bool echo) { echo_warnings_ = echo; }
 
  private:
   void Write(absl::string_view level, absl::string_view message);
   std::FILE* file_ = nullptr;
   std::vector<std::string> pending_;
   std::vector<std::string> warnings_;
+  bool echo_warnings_ = true;
 };
 
 }  // namespace profcpu::base

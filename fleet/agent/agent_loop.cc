@@ -10,9 +10,11 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "collector/proc/cgroup.h"
 #include "fleet/agent/delivery.h"
 #include "fleet/agent/process_labels.h"
 #include "fleet/agent/spool.h"
@@ -131,10 +133,17 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
                                spool.windows(), " windows waiting)"));
   Delivery delivery(&spool, shard, options.node,
                     [&log](bool warning, std::string_view line) { log.Line(warning, line); });
-  ProcessLabelCache labels(
-      LabelSources{options.node, "/proc", absl::StrCat(options.kubelet_root, "/pods")});
+  LabelSources sources{options.node, "/proc", absl::StrCat(options.kubelet_root, "/pods")};
+  // In a container of its own, the agent sees other pods' cgroups relative
+  // to its cgroup namespace; the namespace's root on the node makes them whole.
+  if (absl::StatusOr<std::string> mount = collector::CgroupV2Mount(); mount.ok()) {
+    sources.cgroup_namespace_root = FindCgroupNamespaceRoot("/proc", *mount);
+  }
+  ProcessLabelCache labels(std::move(sources));
   symbolize::LoadedSymbolCache symbols(symbolize::LoadedSymbolCacheOptions{});
   AgentTotals totals;
+  // The same warning every window (a process's missing perf map) is said once.
+  absl::flat_hash_set<std::string> warnings_seen;
   {
     DeliveryThread sender(&delivery, &log);
     for (uint64_t n = 0; !options.stop_requested->load(); ++n) {
@@ -148,6 +157,10 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
         if (n == 0) return taken.status();
         absl::SleepFor(absl::Seconds(1));
         continue;
+      }
+      for (const std::string& warning : taken->warnings) {
+        if (warnings_seen.size() >= 4096) warnings_seen.clear();  // bounded: may repeat
+        if (warnings_seen.insert(warning).second) log.Line(true, warning);
       }
       ++totals.windows;
       totals.samples += taken->rows.total;

@@ -68,7 +68,8 @@ absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
   options.duration = WindowLength(start, window);
   options.recording_path = absl::StrCat(folder, "/", recording::kRecordingFile);
   options.jit_copy_dir = absl::StrCat(folder, "/", recording::kJitDir);
-  base::RunLog log;  // kept in memory: the window's lines worth seeing are returned
+  base::RunLog log;  // kept in memory: the window's warnings are returned
+  log.set_echo_warnings(false);
   options.log = &log;
   PROFCPU_ASSIGN_OR_RETURN(collector::CollectionResult collected, collector::Collect(options));
   TakenWindow taken;
@@ -97,6 +98,7 @@ absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
     return known;
   });
   taken.named = absl::Now() - naming;
+  taken.warnings = log.warnings();
   return taken;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -25,6 +26,7 @@ struct TakenWindow {
   absl::Duration collected;
   absl::Duration named;
   bool stopped = false;  // a stop request ended it early
+  std::vector<std::string> warnings;  // the collector's and the symbolizer's
 };
 
 // The length of the window starting at `start`: `window`, or less so it

@@ -17,7 +17,9 @@ constexpr uint64_t kMaxIds = uint64_t{1} << 24;
 void AppendSampleRow(const SampleRow& row, const ProcessLabels& labels, uint64_t window_id,
                      std::string* out) {
   AppendUInt32(out, row.time);
-  for (absl::string_view label : labels.Values()) AppendString(out, label);
+  for (absl::string_view label : labels.Values()) {
+    AppendString(out, std::string_view(label.data(), label.size()));
+  }
   AppendUInt64(out, row.stack_id);
   AppendUInt64(out, row.count);
   AppendUInt64(out, window_id);
@@ -76,7 +78,7 @@ std::string EncodeWindowPayload(const WindowPayload& p) {
 }
 
 absl::StatusOr<WindowPayload> DecodeWindowPayload(std::string_view bytes) {
-  base::ByteReader r(bytes);
+  base::ByteReader r(absl::string_view(bytes.data(), bytes.size()));
   WindowPayload p;
   if (r.U32() != kMagic || !r.ok()) return absl::DataLossError("not a window payload");
   if (const uint32_t version = r.U32(); version != kVersion) {

@@ -94,7 +94,7 @@ WindowRows BuildWindowRows(const fold::Profile& profile, const WindowClock& cloc
     if (new_process) {
       ProcessLabels labels = labels_of(sample.pid, profile.string(sample.comm));
       auto [id, new_labels] =
-          label_ids.try_emplace(absl::StrJoin(labels.Values(), std::string_view("\0", 1)),
+          label_ids.try_emplace(absl::StrJoin(labels.Values(), absl::string_view("\0", 1)),
                                 rows.labels.size());
       if (new_labels) rows.labels.push_back(std::move(labels));
       process->second = id->second;
