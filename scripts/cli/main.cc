@@ -27,6 +27,8 @@ constexpr char kUsage[] =
     "               graph and function table in one file that opens offline in a browser\n"
     "  symbols      a run's modules with unknown frames, their build-ids, and their debug\n"
     "               files fetched from debuginfod or symbol servers: profcpu symbols -dir DIR\n"
+    "  fleet        the fleet store's tables on ClickHouse shards, and their retention:\n"
+    "               profcpu fleet init -store URL[,URL...]; profcpu fleet retention -keep 7d\n"
     "\n"
     "The FlameGraph tools, built in (same flags, same output, much faster):\n"
     "  fold         perf script text -> folded stacks (stackcollapse-perf.pl)\n"
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
   if (command == "fold") return RunFold(args);
   if (command == "html") return RunHtml(args);
   if (command == "symbols") return RunSymbols(args);
+  if (command == "fleet") return RunFleet(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
   if (command == "version" || command == "--version" || command == "-version") {
