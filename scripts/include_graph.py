@@ -28,7 +28,7 @@ END = "<!-- include-graph: end -->"
 # Components in the order of the flow; collector's subfolders are counted
 # with the collector. A component may include those it lists.
 COMPONENTS = ["base", "recording", "nettrace", "archive", "collector", "symbolize", "fold",
-              "render", "scripts/cli"]
+              "render", "fleet", "scripts/cli"]
 ALLOWED = {
     "base": set(),
     "recording": {"base"},
@@ -41,8 +41,11 @@ ALLOWED = {
     "fold": {"base", "recording", "nettrace", "symbolize"},
     # render draws fold's records; the archive component compresses its files.
     "render": {"base", "recording", "archive", "fold"},
+    # fleet profiling (docs/fleet.md): the agent collects, names and folds on
+    # the node; the query draws what the store answers with render.
+    "fleet": {"base", "recording", "collector", "symbolize", "fold", "render", "archive"},
     "scripts/cli": {"base", "recording", "nettrace", "archive", "collector", "symbolize", "fold",
-                    "render"},
+                    "render", "fleet"},
 }
 # fold may include only these of symbolize's headers (the normalize layer).
 FOLD_MAY_INCLUDE = re.compile(
