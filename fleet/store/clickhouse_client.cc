@@ -26,6 +26,7 @@ struct Transfer {
   const base::CurlApi* api = nullptr;
   uint64_t max_bytes = 0;
   std::string body;
+  bool started = false;  // the first bytes of the body arrived
   bool too_large = false;
   bool error_answer = false;  // status >= 300: keep only its start
 };
@@ -33,10 +34,23 @@ struct Transfer {
 size_t WriteAnswer(char* data, size_t size, size_t count, void* opaque) {
   auto* t = static_cast<Transfer*>(opaque);
   const size_t n = size * count;
-  if (t->body.empty() && !t->error_answer) {
+  if (!t->started) {
+    t->started = true;
     long status = 0;
     t->api->easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
     t->error_answer = status >= 300;
+    // An announced size over the cap ends it here. (An error page says what
+    // went wrong in its first bytes however large it claims to be, so it is
+    // not refused for its size: only its start is read, below.)
+    curl_off_t announced = -1;
+    t->api->easy_getinfo(t->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+    if (!t->error_answer && announced > 0) {
+      if (static_cast<uint64_t>(announced) > t->max_bytes) {
+        t->too_large = true;
+        return 0;
+      }
+      t->body.reserve(static_cast<size_t>(announced));
+    }
   }
   if (t->error_answer) {
     const size_t room = kMaxErrorBody - std::min(kMaxErrorBody, t->body.size());
@@ -46,6 +60,12 @@ size_t WriteAnswer(char* data, size_t size, size_t count, void* opaque) {
   if (t->body.size() + n > t->max_bytes) {
     t->too_large = true;
     return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
+  }
+  // Grown by doubling, but never past the cap: a string's own growth would
+  // reserve twice the cap just below it.
+  const size_t needed = t->body.size() + n;
+  if (needed > t->body.capacity()) {
+    t->body.reserve(std::min<size_t>(std::max(needed, 2 * t->body.capacity()), t->max_bytes));
   }
   t->body.append(data, n);
   return n;
@@ -188,8 +208,6 @@ absl::StatusOr<std::string> ClickHouseClient::Post(const std::string& url, std::
   api->easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
   api->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, timeout_s);
   api->easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
-  api->easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
-                   static_cast<curl_off_t>(limits_.max_answer_bytes));
   api->easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteAnswer);
   api->easy_setopt(c, CURLOPT_WRITEDATA, &t);
   const CURLcode code = api->easy_perform(c);
@@ -208,8 +226,6 @@ absl::StatusOr<std::string> ClickHouseClient::Post(const std::string& url, std::
           prefix, "timed out after ", Seconds(limits_.timeout),
           " (connecting, or no byte for that long; the request may run ",
           Seconds(limits_.max_request_time), " at most)"));
-    case CURLE_FILESIZE_EXCEEDED:
-      return absl::ResourceExhaustedError(too_large);
     case CURLE_WRITE_ERROR:
       if (t.too_large) return absl::ResourceExhaustedError(too_large);
       return absl::InternalError(prefix + "the answer could not be kept");

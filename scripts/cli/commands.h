@@ -26,6 +26,7 @@ int RunDiff(const std::vector<std::string>& args);
 int RunHtml(const std::vector<std::string>& args);
 int RunSymbols(const std::vector<std::string>& args);
 int RunAgent(const std::vector<std::string>& args);
+int RunFleet(const std::vector<std::string>& args);
 
 }  // namespace profcpu::cli
 

@@ -29,6 +29,8 @@ constexpr char kUsage[] =
     "               files fetched from debuginfod or symbol servers: profcpu symbols -dir DIR\n"
     "\n"
     "The fleet: an agent on every node, ClickHouse as the store (docs/fleet.md):\n"
+    "  fleet        the store's tables on every ClickHouse shard, and their retention:\n"
+    "               profcpu fleet init -store URL[,URL...]; profcpu fleet retention -keep 7d\n"
     "  agent        profile this node until stopped, window after window, into the store:\n"
     "               profcpu agent -store URL[,URL...]\n"
     "\n"
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   if (command == "html") return RunHtml(args);
   if (command == "symbols") return RunSymbols(args);
   if (command == "agent") return RunAgent(args);
+  if (command == "fleet") return RunFleet(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
   if (command == "version" || command == "--version" || command == "-version") {
