@@ -184,6 +184,10 @@ absl::StatusOr<SharedModule> LoadedSymbolCache::LoadModule(
           ? absl::StrCat("m:s:", st.st_dev, ":", st.st_ino, ":", st.st_size, ":",
                          Nanoseconds(st.st_mtim), ":", Nanoseconds(st.st_ctim))
           : absl::StrCat("m:b:", absl::BytesToHexString(build_id), ":", st.st_size);
+  if (build_id.empty() &&
+      absl::Now() - absl::TimeFromTimespec(st.st_ctim) < options_.min_file_age) {
+    return uncached();
+  }
   // Whether this file is the one mapped is a question about this module.
   const std::string change = MappedFileChange(module, build_id, static_cast<uint64_t>(st.st_ino));
 

@@ -17,7 +17,8 @@
 //   layout (ModuleSymbolizer), keyed by the identity of the file opened inside
 //   the mapping process's root: its GNU build-id and size when it has a
 //   build-id (two containers running the same image share one entry), else
-//   device, inode, size, mtime and ctime. A file replaced or rewritten at the
+//   device, inode, size, mtime and ctime (not kept while its ctime is
+//   younger than min_file_age). A file replaced or rewritten at the
 //   same path has a new identity and is loaded again; failed loads are kept
 //   too (a .NET assembly is not ELF: no need to fail again every window).
 //   What ties the file to the mapping (build-id or inode, module_symbols.h)
@@ -80,6 +81,11 @@ struct LoadedSymbolCacheOptions {
   // gone, or stopped running code from it).
   uint32_t max_idle_runs = 120;
   absl::Duration kallsyms_max_age = absl::Minutes(10);
+  // A file without a build-id changed (ctime) less than this long ago is
+  // loaded but not kept: file times are coarse (a kernel tick), so a file
+  // rewritten in place twice within one tick, same size, could otherwise
+  // keep its key (git's "racily clean" problem).
+  absl::Duration min_file_age = absl::Seconds(2);
   // Where the kernel's module list and the processes' start times are read.
   std::string modules_path = "/proc/modules";
   std::string proc_dir = "/proc";
