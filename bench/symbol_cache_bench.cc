@@ -6,7 +6,9 @@
 // Prints, per mode, the symbolize time of window 1 and of the later windows
 // (median), and what the cache holds at the end.
 //
-// Usage: symbol_cache_bench RUN_DIR [WINDOWS]
+// Usage: symbol_cache_bench RUN_DIR... [WINDOWS]
+// With several run folders (windows collected one after the other from the
+// same processes), window i replays folder i modulo their number.
 // The profiled processes' files are read in /proc/PID/root while they live,
 // else in / (the bench runs where the recording was taken).
 #include <fcntl.h>
@@ -70,7 +72,7 @@ bool Run(const std::string& command) { return std::system(command.c_str()) == 0;
 // One window: a fresh run folder, replayed and named. Returns the seconds
 // the symbolize stage took, or < 0 on failure.
 double Window(const std::string& source, const std::string& dir, LoadedSymbolCache* cache,
-              const LiveProcessFiles& files) {
+              const LiveProcessFiles& files, std::vector<std::string>* names) {
   Run(absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "' && cp '", source, "/",
                    profcpu::recording::kRecordingFile, "' '", dir, "/' && { [ ! -d '", source,
                    "/jit' ] || cp -r '", source, "/jit' '", dir, "/'; }"));
@@ -100,11 +102,22 @@ double Window(const std::string& source, const std::string& dir, LoadedSymbolCac
          built->summary.header.boot_id, {}});
     seconds = Seconds() - start;
     if (!resolved.ok()) return -1;
+    names->clear();
+    // (The replay's request order is not the same from one replay to the next.)
     for (const auto& request : built->requests) {
+      const profcpu::symbolize::Symbolization* s = resolved->table.Find(request.location);
+      const auto& at = request.location;
+      std::string line = absl::StrCat(static_cast<int>(at.kind), ":", at.space, ":", at.value, ":",
+                                      at.epoch, " ", s == nullptr ? "(none)" : s->module);
+      if (s != nullptr) {
+        for (const auto& frame : s->frames) absl::StrAppend(&line, " ", frame.function);
+      }
+      names->push_back(std::move(line));
       if (request.location.kind == profcpu::symbolize::CodeKind::kProcess) {
         pids.insert(request.location.space);
       }
     }
+    std::sort(names->begin(), names->end());
   }
   if (cache != nullptr) {
     absl::flat_hash_set<uint32_t> live;
@@ -168,23 +181,50 @@ void PerfMapWindows(const std::string& scratch, int windows, size_t initial, siz
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: symbol_cache_bench RUN_DIR [WINDOWS]\n");
+  std::vector<std::string> sources;
+  int windows = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i == argc - 1 && !arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos) {
+      windows = std::atoi(arg.c_str());
+    } else {
+      sources.push_back(arg);
+    }
+  }
+  if (sources.empty() || windows < 1) {
+    std::fprintf(stderr, "usage: symbol_cache_bench RUN_DIR... [WINDOWS]\n");
     return 2;
   }
-  const std::string source = argv[1];
-  const int windows = argc > 2 ? std::atoi(argv[2]) : 10;
   char scratch[] = "/tmp/symbol_cache_bench.XXXXXX";
   if (::mkdtemp(scratch) == nullptr) return 1;
   LiveProcessFiles files;
+  if (sources.size() > 1) std::printf("%zu run folders in turn\n", sources.size());
   std::printf("%-14s %12s %14s %14s %10s %10s\n", "mode", "window 1 ms", "window N ms",
               "(N = 2..)", "loads", "cache MB");
+  // Per window, every location's module and frames: the same with the cache?
+  std::vector<std::vector<std::string>> uncached_names(windows);
+  size_t differ = 0, compared = 0;
   for (bool cached : {false, true}) {
     LoadedSymbolCache cache;
     std::vector<double> times;
     for (int w = 0; w < windows; ++w) {
-      const double t = Window(source, absl::StrCat(scratch, "/w", w), cached ? &cache : nullptr,
-                              files);
+      std::vector<std::string> names;
+      const double t = Window(sources[w % sources.size()], absl::StrCat(scratch, "/w", w),
+                              cached ? &cache : nullptr, files, &names);
+      if (!cached) {
+        uncached_names[w] = std::move(names);
+      } else {
+        const auto& before = uncached_names[w];
+        compared += names.size();
+        for (size_t i = 0; i < names.size(); ++i) {
+          if (i >= before.size() || before[i] != names[i]) {
+            if (++differ <= 3 && std::getenv("SHOW_DIFF") != nullptr) {
+              std::printf("  differs: [%s] vs [%s]\n", i < before.size() ? before[i].c_str() : "",
+                          names[i].c_str());
+            }
+          }
+        }
+      }
       if (t < 0) return 1;
       times.push_back(t * 1e3);
     }
@@ -206,8 +246,11 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(s.perf_maps_read),
                   static_cast<unsigned long long>(s.perf_maps_continued),
                   static_cast<unsigned long long>(s.entries), s.bytes / 1e6);
+      std::printf("  names with the cache: %zu of %zu locations differ from the uncached run's\n",
+                  differ, compared);
     }
   }
+  if (sources.size() > 1) return 0;  // the synthetic map once, with one folder
   const size_t initial = 500000, growth = 5000;
   std::printf("\nperf map of a long-running JIT process: %zu methods, %zu more each window\n",
               initial, growth);

@@ -258,7 +258,9 @@ TEST_F(LoadedSymbolCacheTest, KallsymsIsLoadedAgainWhenTheModuleListChanges) {
   // Unchanged module list: the table kept is used (as it would be on this
   // boot: kallsyms only changes with modules, BPF programs, or max age).
   EXPECT_NE(Run(&cache, kernel).find("do_syscall_64+4"), std::string::npos);
-  other_.Write("modules", "nvme 1 0 - Live 0xffffffffc0a00000\nkvm 1 0 - Live 0xffffffffc0b00000\n");
+  other_.Write("modules",
+               "nvme 1 0 - Live 0xffffffffc0a00000\n"
+               "kvm 1 0 - Live 0xffffffffc0b00000\n");
   EXPECT_NE(Run(&cache, kernel).find("entry_SYSCALL_64+4"), std::string::npos);
   EXPECT_EQ(cache.stats().kallsyms_loads, 2u);
   EXPECT_EQ(cache.stats().kallsyms_hits, 1u);
