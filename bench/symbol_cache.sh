@@ -23,3 +23,20 @@ echo
 echo "== deep, distinct stacks: profcpu record -freq 999 -- busy_stacks 4"
 "$profcpu" record -freq 999 -out "$work/busy" -- "$build/bench/busy_stacks" 4 >/dev/null 2>&1
 "$bench" "$(ls -d "$work"/busy/*/ | head -1)" "$windows" 2>/dev/null
+
+if command -v dotnet >/dev/null 2>&1; then
+  echo
+  echo "== a .NET app with perf maps on (tests/dotnet/PrimeApp): 4 windows of collect -pid, 5 s each"
+  cp -r "$root/tests/dotnet/PrimeApp" "$work/app-src"
+  dotnet build "$work/app-src" -c Release -o "$work/app" -nologo -v q >/dev/null
+  DOTNET_PerfMapEnabled=1 dotnet "$work/app/PrimeApp.dll" 90 5393 >/dev/null 2>&1 &
+  app=$!
+  sleep 8
+  for i in 1 2 3 4; do
+    "$profcpu" collect -pid "$app" -freq 49 -duration 5 -out "$work/dotnet$i" >/dev/null 2>&1
+  done
+  # While the app runs: its growing perf map is continued, not read again.
+  "$bench" "$work"/dotnet1/*/ "$work"/dotnet2/*/ "$work"/dotnet3/*/ "$work"/dotnet4/*/ 4 2>/dev/null
+  kill "$app" 2>/dev/null || true
+  wait "$app" 2>/dev/null || true
+fi
