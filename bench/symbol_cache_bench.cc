@@ -67,6 +67,17 @@ class LiveProcessFiles : public profcpu::symbolize::ProcessFiles {
   mutable std::map<uint32_t, std::shared_ptr<profcpu::base::RootDir>> roots_;
 };
 
+// This process's resident set, MB (/proc/self/statm's second field).
+double RssMb() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long long size = 0, resident = 0;
+  if (f != nullptr) {
+    if (std::fscanf(f, "%llu %llu", &size, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / 1e6;
+}
+
 bool Run(const std::string& command) { return std::system(command.c_str()) == 0; }
 
 // One window: a fresh run folder, replayed and named. Returns the seconds
@@ -198,6 +209,7 @@ int main(int argc, char** argv) {
   char scratch[] = "/tmp/symbol_cache_bench.XXXXXX";
   if (::mkdtemp(scratch) == nullptr) return 1;
   LiveProcessFiles files;
+  std::printf("resident set before: %.0f MB\n", RssMb());
   if (sources.size() > 1) std::printf("%zu run folders in turn\n", sources.size());
   std::printf("%-14s %12s %14s %14s %10s %10s\n", "mode", "window 1 ms", "window N ms",
               "(N = 2..)", "loads", "cache MB");
@@ -246,6 +258,10 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(s.perf_maps_read),
                   static_cast<unsigned long long>(s.perf_maps_continued),
                   static_cast<unsigned long long>(s.entries), s.bytes / 1e6);
+      for (const auto& [what, bytes] : cache.Describe()) {
+        if (bytes >= 1000000) std::printf("    %6.1f MB  %s\n", bytes / 1e6, what.c_str());
+      }
+      std::printf("  resident set with the cache: %.0f MB (this process)\n", RssMb());
       std::printf("  names with the cache: %zu of %zu locations differ from the uncached run's\n",
                   differ, compared);
     }

@@ -56,6 +56,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -128,6 +129,10 @@ class LoadedSymbolCache {
   void EndRun(const absl::flat_hash_set<uint32_t>& live_pids);
 
   const LoadedSymbolCacheStats& stats() const { return stats_; }
+  // What is kept, most recently used first, with estimated bytes: "module
+  // /usr/lib/x86_64-linux-gnu/libc.so.6 (build-id 93ac...)", "perf map of
+  // pid 42", "kallsyms /proc/kallsyms". For logs and benchmarks.
+  std::vector<std::pair<std::string, uint64_t>> Describe() const;
 
   // For the symbolizer (symbolizer.h, jit_sources.h) -----------------------
 
