@@ -325,6 +325,14 @@ std::vector<std::pair<std::string, uint64_t>> LoadedSymbolCache::Describe() cons
   return out;
 }
 
+void LoadedSymbolCache::EndRun() {
+  absl::flat_hash_set<uint32_t> pids;
+  for (const Entry& entry : lru_) {
+    if (entry.is_perf_map()) pids.insert(entry.pid);
+  }
+  EndRun(pids);  // drops those whose start time changed or who are gone
+}
+
 void LoadedSymbolCache::EndRun(const absl::flat_hash_set<uint32_t>& live_pids) {
   const uint64_t finished = run_;
   ++run_;

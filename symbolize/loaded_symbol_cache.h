@@ -9,7 +9,7 @@
 //     options.cache = &cache;           // nullptr: today's behaviour exactly
 //     RunSymbols symbols(options, log);
 //     ... fold::BuildProfile, symbols.ResolveProfile(...) ...
-//     cache.EndRun(live_pids);          // after the window's RunSymbols is gone
+//     cache.EndRun(live_pids);          // or EndRun(): whatever still runs
 //   }
 //
 // It keeps:
@@ -127,6 +127,9 @@ class LoadedSymbolCache {
   // recorded: the collector's pids), re-estimates what the run grew (DWARF
   // indexes), drops idle modules and evicts down to the caps.
   void EndRun(const absl::flat_hash_set<uint32_t>& live_pids);
+  // The same, with every process still in proc_dir (same pid, same start
+  // time) taken as live.
+  void EndRun();
 
   const LoadedSymbolCacheStats& stats() const { return stats_; }
   // What is kept, most recently used first, with estimated bytes: "module

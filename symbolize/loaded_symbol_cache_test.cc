@@ -365,6 +365,16 @@ TEST_F(PerfMapCacheTest, MapsOfProcessesThatExitedAreDropped) {
   cache.EndRun({kPid});
   EXPECT_EQ(cache.stats().dropped_exited, 2u);
   EXPECT_EQ(cache.stats().entries, 0u);
+
+  // Without a live set: what /proc still shows is live.
+  SetStartTime(kPid, 1000);
+  Read(&cache, "1000 10 A\n");
+  cache.EndRun();
+  EXPECT_EQ(cache.stats().entries, 1u);
+  SetStartTime(kPid, 3000);  // the pid was reused
+  cache.EndRun();
+  EXPECT_EQ(cache.stats().dropped_exited, 3u);
+  EXPECT_EQ(cache.stats().entries, 0u);
 }
 
 // The whole symbolize stage of two agent windows: each its own run folder
