@@ -41,10 +41,15 @@
 //
 // Not cached: jitdumps and the .NET runtime's method events (read from each
 // run's own copies, as without the cache), the vdso (cheap), -callgraph
-// dwarf unwinding. Names are those of an uncached run, with one exception:
-// a module shared by build-id across roots keeps the debug file found for its
-// first user (a container without the debug package then gets the host's
-// names rather than none).
+// dwarf unwinding. Names are those of an uncached run, except that:
+// - a module shared by build-id across roots keeps the debug file found for
+//   its first user (a container without the debug package then gets the
+//   host's names rather than none);
+// - a debug file installed after a module was loaded is used only once the
+//   entry goes (evicted, or idle for max_idle_runs runs);
+// - a perf map rewritten in place with the same first and last bytes read,
+//   and no shorter, is taken as grown (the collector's copies have the same
+//   blind spot, perf_map_tailer.h).
 //
 // Not thread-safe: one run at a time. A run's Symbolizer holds what it uses
 // (shared_ptr), so an entry evicted mid-run lives until the run ends.
