@@ -62,8 +62,12 @@ absl::Status CopyBounded(int from, const std::string& to, uint64_t limit, bool* 
 }  // namespace
 
 ArchivedJitFiles::ArchivedJitFiles(std::string run_dir, const ProcessFiles* target,
-                                   base::RunLog* log)
-    : run_dir_(std::move(run_dir)), target_(target), have_target_(target != nullptr), log_(log) {}
+                                   base::RunLog* log, bool keep_copies)
+    : run_dir_(std::move(run_dir)),
+      target_(target),
+      have_target_(target != nullptr),
+      log_(log),
+      keep_copies_(keep_copies) {}
 
 absl::StatusOr<base::UniqueFd> ArchivedJitFiles::Open(uint32_t pid, JitFileKind kind,
                                                       const std::string& path) {
@@ -72,6 +76,7 @@ absl::StatusOr<base::UniqueFd> ArchivedJitFiles::Open(uint32_t pid, JitFileKind 
   absl::StatusOr<base::UniqueFd> existing = base::OpenReadOnly(copy);
   if (existing.ok() || !absl::IsNotFound(existing.status())) return existing;
   if (!have_target_) return absl::NotFoundError(absl::StrCat(name, " is not in the run folder"));
+  if (!keep_copies_) return target_.Open(pid, kind, path);
 
   absl::StatusOr<base::UniqueFd> source = target_.Open(pid, kind, path);
   if (!source.ok()) return source.status();

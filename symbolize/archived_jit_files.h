@@ -24,7 +24,12 @@ namespace profcpu::symbolize {
 class ArchivedJitFiles : public JitFileSource {
  public:
   // `target` may be null (postprocess): then only existing copies are read.
-  ArchivedJitFiles(std::string run_dir, const ProcessFiles* target, base::RunLog* log);
+  // Without `keep_copies` (a run folder thrown away after use, as the fleet
+  // agent's windows are), a file with no copy yet is read in place in the
+  // target's root: no copy of a jitdump that grows with uptime is written
+  // every run.
+  ArchivedJitFiles(std::string run_dir, const ProcessFiles* target, base::RunLog* log,
+                   bool keep_copies = true);
 
   absl::StatusOr<base::UniqueFd> Open(uint32_t pid, JitFileKind kind,
                                       const std::string& path) override;
@@ -34,6 +39,7 @@ class ArchivedJitFiles : public JitFileSource {
   TargetJitFiles target_;
   bool have_target_;
   base::RunLog* log_;
+  bool keep_copies_;
 };
 
 // The copies in `run_dir`'s jit/ folder, as paths relative to `run_dir`.

@@ -60,6 +60,30 @@ TEST(ArchivedJitFilesTest, CopiesFromTheTargetOnceThenReadsTheCopy) {
   EXPECT_EQ(ReadAll(std::move(*again)), "1000 10 hot\n");
 }
 
+TEST(ArchivedJitFilesTest, WithoutKeepingCopiesReadsInPlaceButPrefersACopyMadeEarlier) {
+  const Folders f = MakeFolders("inplace");
+  auto root = base::RootDir::Open(f.root);
+  ASSERT_TRUE(root.ok()) << root.status();
+  recording::ProcessInfo info;
+  info.pid = 4242;
+  info.namespace_pids = {4242, 7};
+  const RootedProcessFiles files({{4242, *root}}, nullptr, {info});
+  base::RunLog log;
+  ArchivedJitFiles jit(f.run, &files, &log, /*keep_copies=*/false);
+  auto map = jit.Open(4242, JitFileKind::kPerfMap, "/tmp/perf-7.map");
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(ReadAll(std::move(*map)), "1000 10 hot\n");
+  EXPECT_TRUE(ListJitFiles(f.run).empty());  // nothing written
+
+  // The collector's copy of a map removed since (process exited) is read.
+  ::mkdir((f.run + "/jit").c_str(), 0755);
+  ASSERT_TRUE(base::WriteFile(f.run + "/jit/perf-4242.map", "1000 10 copied\n").ok());
+  ::unlink((f.root + "/tmp/perf-7.map").c_str());
+  auto copy = jit.Open(4242, JitFileKind::kPerfMap, "/tmp/perf-7.map");
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(ReadAll(std::move(*copy)), "1000 10 copied\n");
+}
+
 TEST(ArchivedJitFilesTest, WithoutTheTargetOnlyCopiesAreRead) {
   const Folders f = MakeFolders("elsewhere");
   base::RunLog log;

@@ -67,6 +67,7 @@ std::string ModulesFingerprint(const std::string& path) {
 
 struct LoadedSymbolCache::Entry {
   std::string key;
+  std::string description;  // for Describe
   uint64_t bytes = 0;
   uint64_t last_run = 0;
   // A module file (key "m:..."): its symbols, or why it has none.
@@ -184,6 +185,10 @@ absl::StatusOr<SharedModule> LoadedSymbolCache::LoadModule(
           ? absl::StrCat("m:s:", st.st_dev, ":", st.st_ino, ":", st.st_size, ":",
                          Nanoseconds(st.st_mtim), ":", Nanoseconds(st.st_ctim))
           : absl::StrCat("m:b:", absl::BytesToHexString(build_id), ":", st.st_size);
+  if (build_id.empty() &&
+      absl::Now() - absl::TimeFromTimespec(st.st_ctim) < options_.min_file_age) {
+    return uncached();
+  }
   // Whether this file is the one mapped is a question about this module.
   const std::string change = MappedFileChange(module, build_id, static_cast<uint64_t>(st.st_ino));
 
@@ -209,6 +214,10 @@ absl::StatusOr<SharedModule> LoadedSymbolCache::LoadModule(
     } else {
       entry.status = loaded.status();
     }
+    entry.description = absl::StrCat(
+        "module ", path, build_id.empty() ? "" : absl::StrCat(" (build-id ",
+                                                              absl::BytesToHexString(build_id), ")"),
+        entry.status.ok() ? "" : " (failed)");
     it = Insert(key, std::move(entry));
   }
   if (!it->status.ok()) return it->status;
@@ -294,6 +303,7 @@ absl::StatusOr<std::shared_ptr<const PerfMap>> LoadedSymbolCache::ReadPerfMap(
     entry.pid = pid;
     entry.start_time = start_time;
     entry.perf_map = std::move(*map);
+    entry.description = absl::StrCat("perf map of pid ", pid);
     it = Insert(key, std::move(entry));
   }
   // What the next run compares: the first bytes read and the last ones.
@@ -306,6 +316,21 @@ absl::StatusOr<std::shared_ptr<const PerfMap>> LoadedSymbolCache::ReadPerfMap(
   it->bytes = it->Estimate();
   stats_.bytes += it->bytes;
   return std::shared_ptr<const PerfMap>(it->perf_map);
+}
+
+std::vector<std::pair<std::string, uint64_t>> LoadedSymbolCache::Describe() const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  if (kallsyms_ != nullptr) out.emplace_back("kallsyms " + kallsyms_->path, kallsyms_->bytes);
+  for (const Entry& entry : lru_) out.emplace_back(entry.description, entry.bytes);
+  return out;
+}
+
+void LoadedSymbolCache::EndRun() {
+  absl::flat_hash_set<uint32_t> pids;
+  for (const Entry& entry : lru_) {
+    if (entry.is_perf_map()) pids.insert(entry.pid);
+  }
+  EndRun(pids);  // drops those whose start time changed or who are gone
 }
 
 void LoadedSymbolCache::EndRun(const absl::flat_hash_set<uint32_t>& live_pids) {

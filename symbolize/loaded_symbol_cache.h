@@ -9,7 +9,7 @@
 //     options.cache = &cache;           // nullptr: today's behaviour exactly
 //     RunSymbols symbols(options, log);
 //     ... fold::BuildProfile, symbols.ResolveProfile(...) ...
-//     cache.EndRun(live_pids);          // after the window's RunSymbols is gone
+//     cache.EndRun(live_pids);          // or EndRun(): whatever still runs
 //   }
 //
 // It keeps:
@@ -17,7 +17,8 @@
 //   layout (ModuleSymbolizer), keyed by the identity of the file opened inside
 //   the mapping process's root: its GNU build-id and size when it has a
 //   build-id (two containers running the same image share one entry), else
-//   device, inode, size, mtime and ctime. A file replaced or rewritten at the
+//   device, inode, size, mtime and ctime (not kept while its ctime is
+//   younger than min_file_age). A file replaced or rewritten at the
 //   same path has a new identity and is loaded again; failed loads are kept
 //   too (a .NET assembly is not ELF: no need to fail again every window).
 //   What ties the file to the mapping (build-id or inode, module_symbols.h)
@@ -40,10 +41,15 @@
 //
 // Not cached: jitdumps and the .NET runtime's method events (read from each
 // run's own copies, as without the cache), the vdso (cheap), -callgraph
-// dwarf unwinding. Names are those of an uncached run, with one exception:
-// a module shared by build-id across roots keeps the debug file found for its
-// first user (a container without the debug package then gets the host's
-// names rather than none).
+// dwarf unwinding. Names are those of an uncached run, except that:
+// - a module shared by build-id across roots keeps the debug file found for
+//   its first user (a container without the debug package then gets the
+//   host's names rather than none);
+// - a debug file installed after a module was loaded is used only once the
+//   entry goes (evicted, or idle for max_idle_runs runs);
+// - a perf map rewritten in place with the same first and last bytes read,
+//   and no shorter, is taken as grown (the collector's copies have the same
+//   blind spot, perf_map_tailer.h).
 //
 // Not thread-safe: one run at a time. A run's Symbolizer holds what it uses
 // (shared_ptr), so an entry evicted mid-run lives until the run ends.
@@ -55,6 +61,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -80,6 +87,11 @@ struct LoadedSymbolCacheOptions {
   // gone, or stopped running code from it).
   uint32_t max_idle_runs = 120;
   absl::Duration kallsyms_max_age = absl::Minutes(10);
+  // A file without a build-id changed (ctime) less than this long ago is
+  // loaded but not kept: file times are coarse (a kernel tick), so a file
+  // rewritten in place twice within one tick, same size, could otherwise
+  // keep its key (git's "racily clean" problem).
+  absl::Duration min_file_age = absl::Seconds(2);
   // Where the kernel's module list and the processes' start times are read.
   std::string modules_path = "/proc/modules";
   std::string proc_dir = "/proc";
@@ -120,8 +132,15 @@ class LoadedSymbolCache {
   // recorded: the collector's pids), re-estimates what the run grew (DWARF
   // indexes), drops idle modules and evicts down to the caps.
   void EndRun(const absl::flat_hash_set<uint32_t>& live_pids);
+  // The same, with every process still in proc_dir (same pid, same start
+  // time) taken as live.
+  void EndRun();
 
   const LoadedSymbolCacheStats& stats() const { return stats_; }
+  // What is kept, most recently used first, with estimated bytes: "module
+  // /usr/lib/x86_64-linux-gnu/libc.so.6 (build-id 93ac...)", "perf map of
+  // pid 42", "kallsyms /proc/kallsyms". For logs and benchmarks.
+  std::vector<std::pair<std::string, uint64_t>> Describe() const;
 
   // For the symbolizer (symbolizer.h, jit_sources.h) -----------------------
 

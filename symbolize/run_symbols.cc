@@ -67,7 +67,7 @@ std::string LocalBootId() {
 RunSymbols::RunSymbols(RunSymbolsOptions options, base::RunLog* log)
     : options_(std::move(options)),
       log_(log),
-      jit_files_(options_.run_dir, options_.files, log),
+      jit_files_(options_.run_dir, options_.files, log, options_.keep_jit_copies),
       jit_(&jit_files_, options_.files),
       unwinder_(options_.run_dir, options_.files, options_.symbol_dirs, log) {
   jit_.set_code_events(options_.code_events);

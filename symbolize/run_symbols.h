@@ -50,6 +50,12 @@ struct RunSymbolsOptions {
   // native modules, kallsyms and perf maps come from it
   // (loaded_symbol_cache.h). nullptr: this run loads all it needs.
   LoadedSymbolCache* cache = nullptr;
+  // Copy the JIT files read from the targets' roots into the run folder's
+  // jit/ (for the archive and postprocess). false for run folders thrown
+  // away after use (the fleet agent): files are read in place, and only the
+  // copies already there (the collector's perf-map copies) are read from
+  // the folder.
+  bool keep_jit_copies = true;
 };
 
 // What the replay found that needs names.

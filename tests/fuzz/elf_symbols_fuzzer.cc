@@ -53,6 +53,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
+  // The build-id alone (the symbol cache's key): from the same PT_NOTE
+  // segments the full read looks in first, so the same when both find one.
+  const std::string build_id = symbolize::ElfSymbols::ReadBuildIdNote(file.fd());
+  if (from_fd.ok() && !build_id.empty()) {
+    Check(build_id == (*from_fd)->build_id(), "the build-id alone differs from the full read's");
+  }
+
   symbolize::DwarfLimits dwarf_limits;
   dwarf_limits.max_units = 1000;
   dwarf_limits.max_functions_per_unit = 10000;

@@ -2,12 +2,15 @@
 // (symbolize/perf_map.h). Parse (whole text) and Read (streamed from a file in
 // chunks) must agree line for line, under default and tiny limits, and every
 // lookup must land inside the name table.
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 
 #include "symbolize/perf_map.h"
 #include "tests/fuzz/fuzz_support.h"
 
+namespace base = profcpu::base;
 using profcpu::fuzz::Check;
 namespace symbolize = profcpu::symbolize;
 
@@ -55,6 +58,37 @@ void CheckAgree(absl::string_view text, const symbolize::PerfMapLimits& limits) 
   }
 }
 
+// A map read while the runtime was still writing it, then continued from
+// the grown file (PerfMap::Continue, as the symbol cache does across agent
+// windows), must name everything as one read of the grown file.
+void CheckContinued(absl::string_view text, size_t split, const symbolize::PerfMapLimits& limits) {
+  profcpu::fuzz::MemFile early(text.substr(0, split));
+  auto map = symbolize::PerfMap::Read(early.fd(), "fuzz input", limits);
+  Check(map.ok(), "reading a memfd perf map failed");
+  profcpu::fuzz::MemFile grown(text);
+  base::UniqueFd fd = grown.Reopen();
+  Check(::lseek(fd.get(), static_cast<off_t>(map->complete_bytes()), SEEK_SET) >= 0, "lseek");
+  Check(map->complete_bytes() <= split, "complete_bytes past what was read");
+  Check(map->Continue(fd.get(), "fuzz input", limits).ok(), "continuing a perf map failed");
+  auto whole = symbolize::PerfMap::Read(grown.fd(), "fuzz input", limits);
+  Check(whole.ok(), "reading a memfd perf map failed");
+  if (whole->stats().truncated_bytes || whole->stats().truncated_entries) return;
+  Check(map->stats().entries == whole->stats().entries &&
+            map->stats().lines == whole->stats().lines &&
+            map->stats().malformed == whole->stats().malformed,
+        "a continued read counts otherwise than a whole one");
+  for (size_t i = 0; i + 8 <= text.size() && i < 64 * 8; i += 8) {
+    uint64_t address;
+    std::memcpy(&address, text.data() + i, 8);
+    for (uint64_t probe : {address, address - 1, address + 1}) {
+      auto x = map->Lookup(probe);
+      auto y = whole->Lookup(probe);
+      Check(x.has_value() == y.has_value(), "continued and whole reads disagree on a lookup");
+      if (x) Check(x->name == y->name && x->offset == y->offset, "lookups name different symbols");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -65,5 +99,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tiny.max_entries = 3;
   tiny.max_line = 40;
   CheckAgree(text, tiny);
+  if (!text.empty()) {
+    const size_t split = static_cast<uint8_t>(text[0]) * text.size() / 256;
+    CheckContinued(text, split, symbolize::PerfMapLimits{});
+    CheckContinued(text, split, tiny);
+  }
   return 0;
 }
