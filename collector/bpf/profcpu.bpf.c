@@ -145,13 +145,37 @@ static __always_inline __u32 task_state(struct task_struct *task) {
   return (__u32)BPF_CORE_READ((struct task_struct___pre_5_14 *)task, state);
 }
 
+// The number of `pid` in profcpu's pid namespace, 0 when it has none there.
+static __always_inline __u32 number_in_profcpu_ns(struct pid *pid) {
+  if (pid == NULL) return 0;
+  __u32 level = BPF_CORE_READ(pid, level);
+  // include/linux/pid_namespace.h: MAX_PID_NS_LEVEL is 32.
+  for (__u32 i = 0; i < 33; ++i) {
+    if (i > level) break;
+    struct upid *up = &pid->numbers[i];
+    if (BPF_CORE_READ(up, ns, ns.inum) == pidns_ino) return (__u32)BPF_CORE_READ(up, nr);
+  }
+  return 0;
+}
+
 // The current task's process and thread ids in profcpu's pid namespace;
 // false for a task outside it (which profcpu cannot see in /proc either).
+// The helper answers only for a task whose own pid namespace is profcpu's;
+// a task in a container (a namespace below profcpu's) has numbers in
+// profcpu's namespace too, found by walking its pid's levels.
 static __always_inline bool current_ns_ids(__u32 *tgid, __u32 *tid) {
   struct bpf_pidns_info ns = {};
-  if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) != 0) return false;
-  *tgid = ns.tgid;
-  *tid = ns.pid;
+  if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) == 0) {
+    *tgid = ns.tgid;
+    *tid = ns.pid;
+    return true;
+  }
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  __u32 ns_tid = number_in_profcpu_ns(BPF_CORE_READ(task, thread_pid));
+  __u32 ns_tgid = number_in_profcpu_ns(BPF_CORE_READ(task, group_leader, thread_pid));
+  if (ns_tid == 0 || ns_tgid == 0) return false;
+  *tgid = ns_tgid;
+  *tid = ns_tid;
   return true;
 }
 
@@ -451,19 +475,6 @@ int BPF_PROG(on_exit, struct task_struct *task) {
 struct cgroup___pre_6_1 {
   __u64 ancestor_ids[0];
 } __attribute__((preserve_access_index));
-
-// The number of `pid` in profcpu's pid namespace, 0 when it has none there.
-static __always_inline __u32 number_in_profcpu_ns(struct pid *pid) {
-  if (pid == NULL) return 0;
-  __u32 level = BPF_CORE_READ(pid, level);
-  // include/linux/pid_namespace.h: MAX_PID_NS_LEVEL is 32.
-  for (__u32 i = 0; i < 33; ++i) {
-    if (i > level) break;
-    struct upid *up = &pid->numbers[i];
-    if (BPF_CORE_READ(up, ns, ns.inum) == pidns_ino) return (__u32)BPF_CORE_READ(up, nr);
-  }
-  return 0;
-}
 
 // Whether `task` is in cgroup v2 `cgroup_id` or below it.
 static __always_inline bool task_in_cgroup(struct task_struct *task) {

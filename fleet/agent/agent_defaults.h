@@ -26,6 +26,14 @@ inline constexpr absl::Duration kAgentWindow = absl::Seconds(30);
 // a long outage.
 inline constexpr int kAgentSpoolMegabytes = 256;
 
+// What naming loads (symbol tables, debug files, perf maps) kept for the
+// next windows: the modules a node's busy processes run, not every binary
+// it ever sampled (least recently used go first).
+inline constexpr uint64_t kAgentSymbolCacheBytes = uint64_t{48} << 20;
+
+// The agent asks the store for counts only: a larger answer is hostile.
+inline constexpr uint64_t kAgentMaxAnswerBytes = uint64_t{1} << 20;
+
 // $TMPDIR/profcpu-agent-PID (else /tmp/...).
 std::string DefaultAgentWorkDir();
 

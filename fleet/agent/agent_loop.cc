@@ -1,5 +1,6 @@
 #include "fleet/agent/agent_loop.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "collector/proc/cgroup.h"
+#include "fleet/agent/agent_defaults.h"
 #include "fleet/agent/delivery.h"
 #include "fleet/agent/process_labels.h"
 #include "fleet/agent/spool.h"
@@ -23,6 +25,16 @@
 
 namespace profcpu::fleet {
 namespace {
+
+// This process's resident memory now, in MB (0 if /proc does not say).
+uint64_t ResidentMegabytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long pages = 0, resident = 0;
+  const int read = std::fscanf(f, "%llu %llu", &pages, &resident);
+  std::fclose(f);
+  return read == 2 ? resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) >> 20 : 0;
+}
 
 // Lines on stderr (the container's log), whole lines from either thread.
 class AgentLog {
@@ -140,7 +152,9 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
     sources.cgroup_namespace_root = FindCgroupNamespaceRoot("/proc", *mount);
   }
   ProcessLabelCache labels(std::move(sources));
-  symbolize::LoadedSymbolCache symbols(symbolize::LoadedSymbolCacheOptions{});
+  symbolize::LoadedSymbolCacheOptions cache_options;
+  cache_options.max_bytes = kAgentSymbolCacheBytes;
+  symbolize::LoadedSymbolCache symbols(cache_options);
   AgentTotals totals;
   // The same warning every window (a process's missing perf map) is said once.
   absl::flat_hash_set<std::string> warnings_seen;
@@ -164,13 +178,16 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
       }
       ++totals.windows;
       totals.samples += taken->rows.total;
+      // What naming freed goes back to the system: the agent's footprint
+      // is what it keeps, not its largest window.
+      ::malloc_trim(0);
       log.Line(false, absl::StrFormat(
                           "window %d: %d samples (%d lost), %d stacks, %d processes' labels; "
-                          "sampled %s, named in %s",
+                          "sampled %s, named in %s; %d MB resident",
                           taken->window_id, taken->rows.total, taken->lost,
                           taken->rows.stacks.size(), taken->rows.labels.size(),
                           absl::FormatDuration(taken->collected),
-                          absl::FormatDuration(taken->named)));
+                          absl::FormatDuration(taken->named), ResidentMegabytes()));
       sender.Hand(*std::move(taken));
     }
     sender.Finish();

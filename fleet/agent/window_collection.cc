@@ -67,7 +67,10 @@ absl::StatusOr<TakenWindow> TakeWindow(const collector::CollectionOptions& base,
   const absl::Time start = absl::Now();
   options.duration = WindowLength(start, window);
   options.recording_path = absl::StrCat(folder, "/", recording::kRecordingFile);
-  options.jit_copy_dir = absl::StrCat(folder, "/", recording::kJitDir);
+  // No copies of perf maps per window: naming reads them in place, and the
+  // symbol cache continues each map from where the last window stopped (a
+  // copy per window would cost what the map has grown to since start).
+  options.jit_copy_dir.clear();
   base::RunLog log;  // kept in memory: the window's warnings are returned
   log.set_echo_warnings(false);
   options.log = &log;

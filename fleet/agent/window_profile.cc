@@ -21,6 +21,7 @@ absl::StatusOr<NamedWindow> NameWindow(const std::string& dir,
   symbolize::DotnetCodeNames dotnet_code(dir, log);
   symbolize::RunSymbolsOptions options{dir, files, {}, /*strip_tiers=*/false, &dotnet_code};
   options.cache = cache;
+  options.keep_jit_copies = false;
   symbolize::RunSymbols symbols(options, log);
   PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built,
                            fold::BuildProfile(*reader, {symbols.jit_history(), symbols.unwinder()}));

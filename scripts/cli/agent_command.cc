@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "collector/collection_options.h"
@@ -60,7 +61,8 @@ void AddAgentFlags(FlagSet* flags) {
   flags->Add("spool", "DIR", "/var/lib/profcpu/spool",
              "where windows wait while the store is down or slow (kept across restarts)");
   flags->Add("spool-mb", "N", absl::StrCat(fleet::kAgentSpoolMegabytes),
-             "the spool's cap; the oldest windows beyond it are lost, and counted as lost");
+             "the spool's cap in MB (fractions allowed); the oldest windows beyond it are lost, "
+             "and counted as lost");
   flags->Add("store-timeout", "SEC", "10",
              "give a store request up after this long without an answer; the window waits in the spool");
   flags->Add("work", "DIR", "", "where each window's recording is made (default: $TMPDIR)");
@@ -88,9 +90,15 @@ absl::Status ReadAgentFlags(const FlagSet& flags, fleet::AgentOptions* options) 
   } else {
     collection.all_processes = true;
   }
-  int64_t freq, spool_mb;
+  int64_t freq;
   PROFCPU_RETURN_IF_ERROR(flags.Int("freq", 1, collector::KernelMaxSampleRate(), &freq));
-  PROFCPU_RETURN_IF_ERROR(flags.Int("spool-mb", 1, 1 << 20, &spool_mb));
+  double spool_mb;
+  if (!absl::SimpleAtod(flags.String("spool-mb"), &spool_mb) || !(spool_mb >= 0.01) ||
+      spool_mb > (1 << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "-spool-mb must be a number of MB from 0.01 to 1048576, got '", flags.String("spool-mb"),
+        "'"));
+  }
   double window, timeout;
   PROFCPU_RETURN_IF_ERROR(flags.Seconds("window", &window));
   PROFCPU_RETURN_IF_ERROR(flags.Seconds("store-timeout", &timeout));
@@ -98,8 +106,9 @@ absl::Status ReadAgentFlags(const FlagSet& flags, fleet::AgentOptions* options) 
   if (timeout <= 0) return absl::InvalidArgumentError("-store-timeout must be positive");
   options->window = absl::Seconds(window);
   options->store_limits.timeout = absl::Seconds(timeout);
+  options->store_limits.max_answer_bytes = fleet::kAgentMaxAnswerBytes;
   options->spool_dir = flags.String("spool");
-  options->spool_cap_bytes = static_cast<uint64_t>(spool_mb) << 20;
+  options->spool_cap_bytes = static_cast<uint64_t>(spool_mb * (1 << 20));
   options->work_dir = flags.IsSet("work") ? flags.String("work") : fleet::DefaultAgentWorkDir();
   options->kubelet_root = flags.String("kubelet-root");
   collection.sampler.rate = static_cast<uint64_t>(freq);

@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import profcpu_testing as t
@@ -35,7 +36,7 @@ class Agent:
             stdout=subprocess.DEVNULL, stderr=self._log)
 
     def log(self):
-        with open(self.log_path) as f:
+        with open(self.log_path, errors="replace") as f:
             return f.read()
 
     def wait_for_log(self, pattern, timeout):
@@ -142,8 +143,8 @@ class SlowAfterInsertProxy:
                 status, body = e.code, e.read()
             except OSError as e:
                 status, body = 502, str(e).encode()
-            if "samples_local" in request.path and "INSERT" in urllib.request.unquote(request.path) \
-                    and self.delayed < delays:
+            sql = urllib.parse.unquote(request.path)
+            if "INSERT INTO profcpu.samples_local" in sql and self.delayed < delays:
                 self.delayed += 1
                 time.sleep(delay)
             try:

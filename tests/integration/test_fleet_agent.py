@@ -171,15 +171,21 @@ class FleetAgentTest(unittest.TestCase):
 class HostileStoreTest(unittest.TestCase):
     """Stores that answer slowly, with errors full of garbage, or with 2 GB:
     the agent says so in one line, keeps its windows in the spool for its
-    next start, and its memory bounded."""
+    next start, and stays under 100 MB (the agent's target). It profiles one
+    fixture here, so its memory is the agent's own and the store's doing,
+    not the symbol tables of whatever else this machine runs (bench/fleet.sh
+    measures the whole node)."""
 
     def run_against(self, handler, name):
         tmp = t.TempDir()
         self.addCleanup(tmp.cleanup)
         store = ft.FakeStore(handler)
         self.addCleanup(store.stop)
+        target = t.start([t.fixture("cpu_shares")])
+        self.addCleanup(t.stop, target)
         agent = ft.Agent(tmp.path, store.url,
-                         ["-node", name, "-window", "2", "-store-timeout", "2"], name=name)
+                         ["-node", name, "-window", "2", "-store-timeout", "2",
+                          "-pid", str(target.pid)], name=name)
         self.addCleanup(agent.kill)
         time.sleep(15)
         rss_kb = agent.max_rss_kb()
@@ -189,7 +195,7 @@ class HostileStoreTest(unittest.TestCase):
         self.assertEqual(totals["windows_sent"], 0, log)
         self.assertEqual(totals["windows_lost"], 0, log)
         self.assertGreater(totals["waiting"], 0, log)  # kept for the next start
-        self.assertLess(rss_kb, 150 * 1024, f"agent's peak RSS {rss_kb} kB")
+        self.assertLess(rss_kb, 100 * 1024, f"agent's peak RSS {rss_kb} kB")
         warnings = [line for line in log.splitlines() if "warning:" in line]
         self.assertTrue(warnings, log)
         for line in warnings:
@@ -215,7 +221,7 @@ class HostileStoreTest(unittest.TestCase):
 
     def test_two_gigabyte_answer(self):
         def huge(request):
-            request.send_response(500)
+            request.send_response(200)
             request.send_header("Content-Length", str(2 << 30))
             request.end_headers()
             chunk = b"y" * (1 << 20)
