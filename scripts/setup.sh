@@ -41,6 +41,7 @@ if [ "$scope" = all ]; then
     docker.io               # profile-container -engine docker, tested on a private dockerd
     libclang-rt-14-dev      # libFuzzer for clang 14
     libtsan2                # ThreadSanitizer's runtime for g++ (scripts/tsan.sh)
+    clickhouse-server       # the fleet store's shards in tests (scripts/clickhouse-shards.sh)
   )
 fi
 
