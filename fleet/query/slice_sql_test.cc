@@ -9,16 +9,16 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const absl::Time kNow = absl::FromUnixSeconds(1795788120);
+const absl::Time kSqlNow = absl::FromUnixSeconds(1795788120);
 
 TEST(SliceSql, RawUnlessOldOrLong) {
   TimeRange hour{1795788120 - 3600, 1795788120};
-  SliceSource source = ChooseSliceSource(hour, kNow, absl::Hours(24 * 7));
+  SliceSource source = ChooseSliceSource(hour, kSqlNow, absl::Hours(24 * 7));
   EXPECT_FALSE(source.hourly);
   EXPECT_EQ(source.range.from, hour.from);
   // Older than the raw data kept: the roll-up, widened to whole hours.
   TimeRange old{1795788120 - 10 * 86400 - 100, 1795788120 - 10 * 86400 + 100};
-  source = ChooseSliceSource(old, kNow, absl::Hours(24 * 7));
+  source = ChooseSliceSource(old, kSqlNow, absl::Hours(24 * 7));
   EXPECT_TRUE(source.hourly);
   EXPECT_EQ(source.range.from % 3600, 0);
   EXPECT_EQ(source.range.to % 3600, 0);
@@ -26,9 +26,9 @@ TEST(SliceSql, RawUnlessOldOrLong) {
   EXPECT_GE(source.range.to, old.to);
   EXPECT_EQ(source.range.to - source.range.from, 3600);
   // Longer than two days: the roll-up; 24 h: raw.
-  EXPECT_TRUE(ChooseSliceSource({1795788120 - 3 * 86400, 1795788120}, kNow, absl::Hours(24 * 7))
+  EXPECT_TRUE(ChooseSliceSource({1795788120 - 3 * 86400, 1795788120}, kSqlNow, absl::Hours(24 * 7))
                   .hourly);
-  EXPECT_FALSE(ChooseSliceSource({1795788120 - 86400, 1795788120}, kNow, absl::Hours(24 * 7))
+  EXPECT_FALSE(ChooseSliceSource({1795788120 - 86400, 1795788120}, kSqlNow, absl::Hours(24 * 7))
                    .hourly);
 }
 
@@ -39,7 +39,8 @@ TEST(SliceSql, BucketsAtMostTwoThousand) {
   EXPECT_EQ(ChooseBucketSeconds({0, 3600}, false), 2);
   EXPECT_EQ(ChooseBucketSeconds({0, 86400}, false), 60);
   EXPECT_EQ(ChooseBucketSeconds({0, 60}, true), 3600);
-  for (int64_t seconds : {1, 7, 4001, 86400 * 30, 86400 * 400, int64_t{86400} * 3650}) {
+  for (int64_t seconds : {int64_t{1}, int64_t{7}, int64_t{4001}, int64_t{86400} * 30,
+                          int64_t{86400} * 400, int64_t{86400} * 3650}) {
     int64_t step = ChooseBucketSeconds({0, seconds}, false);
     EXPECT_LE((seconds + step - 1) / step, 2000) << seconds;
   }

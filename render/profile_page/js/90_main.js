@@ -19,9 +19,14 @@ function ProfilePage(decoded) {
   this.meta = this.profile.meta;
   this.countName = String(this.meta.count_name || "samples");
   this.coolSubtree = String(this.meta.cool_subtree || "");
-  this.rowsPerSecond = Number(this.meta.time_resolution_s) === 1 ? 1 : 50;
+  // Times precise to a second or coarser (BPF counts, a fleet query's
+  // buckets) get one row per second.
+  this.timeResolutionS = Number(this.meta.time_resolution_s) || 0;
+  this.rowsPerSecond = this.timeResolutionS >= 1 ? 1 : 50;
   this.columns = Math.max(1, Math.ceil(this.profile.durationS - 1e-9));
-  this.state = readFragment(window.location.hash);
+  // META's `view` is the first view when the URL has none (a fleet query's
+  // differential view opens with its baseline set).
+  this.state = readFragment(window.location.hash || String(this.meta.view || ""));
   this.compared = null;  // {profile, name}: another run as the baseline
   this.matches = null;
   this.heatmapKey = null;
@@ -76,7 +81,10 @@ ProfilePage.prototype.fillHeader = function () {
   if (meta.mode) parts.push(String(meta.mode) + " profile");
   if (meta.generator) parts.push(String(meta.generator));
   byId("summary").textContent = parts.join(" \u00b7 ");
-  byId("heatmap-note").textContent = this.rowsPerSecond === 1 ?
+  byId("heatmap-note").textContent = this.timeResolutionS > 1 ?
+      "samples are counted per " + this.timeResolutionS + " s, at the start of each; " +
+      "click or drag to select, shift+drag sets a baseline" :
+      this.rowsPerSecond === 1 ?
       "one row per second: this run recorded counts per second only" :
       "columns are seconds, rows " + 1000 / this.rowsPerSecond + " ms (row 0 starts the second); " +
       "click or drag to select, shift+drag sets a baseline";
