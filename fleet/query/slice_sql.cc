@@ -42,15 +42,18 @@ std::string IdList(const std::vector<uint64_t>& ids) {
 
 }  // namespace
 
+TimeRange WholeHours(const TimeRange& range) {
+  return {range.from - ((range.from % kHour) + kHour) % kHour,
+          range.to + (kHour - ((range.to % kHour) + kHour) % kHour) % kHour};
+}
+
 SliceSource ChooseSliceSource(const TimeRange& range, absl::Time now, absl::Duration raw_keep,
                               absl::Duration raw_max) {
-  SliceSource source{false, range};
   const int64_t oldest_raw = absl::ToUnixSeconds(now - raw_keep);
-  if (range.from >= oldest_raw && absl::Seconds(range.seconds()) <= raw_max) return source;
-  source.hourly = true;
-  source.range.from = range.from - ((range.from % kHour) + kHour) % kHour;
-  source.range.to = range.to + (kHour - ((range.to % kHour) + kHour) % kHour) % kHour;
-  return source;
+  if (range.from >= oldest_raw && absl::Seconds(range.seconds()) <= raw_max) {
+    return {false, range};
+  }
+  return {true, WholeHours(range)};
 }
 
 int64_t ChooseBucketSeconds(const TimeRange& range, bool hourly, int64_t max_buckets) {

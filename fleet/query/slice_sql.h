@@ -37,6 +37,9 @@ struct SliceSource {
 // x stacks, up to 3,600 times the roll-up's, and a long slice must stay
 // within seconds; 24 h, the benchmark's long slice, still reads raw rows and
 // keeps second-precise bounds).
+// `range` widened to whole hours (the roll-up's rows).
+TimeRange WholeHours(const TimeRange& range);
+
 SliceSource ChooseSliceSource(const TimeRange& range, absl::Time now, absl::Duration raw_keep,
                               absl::Duration raw_max = absl::Hours(48));
 
