@@ -57,7 +57,7 @@ size_t MatcherHead(absl::string_view text, LabelMatcher* matcher) {
 }  // namespace
 
 bool IsLabelKey(absl::string_view key) {
-  return std::find(kLabelKeys.begin(), kLabelKeys.end(), key) != kLabelKeys.end();
+  return std::find(kQueryLabelKeys.begin(), kQueryLabelKeys.end(), key) != kQueryLabelKeys.end();
 }
 
 std::string SqlStringLiteral(absl::string_view value) {
@@ -97,7 +97,7 @@ absl::StatusOr<LabelFilter> ParseLabelFilter(absl::string_view text) {
   if (head == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "-where \"", text, "\": expected KEY=VALUE, KEY!=VALUE, KEY=~REGEX or KEY!~REGEX with KEY one of ",
-        absl::StrJoin(kLabelKeys, " ")));
+        absl::StrJoin(kQueryLabelKeys, " ")));
   }
   size_t value_start = head;
   for (size_t i = head; i <= text.size(); ++i) {

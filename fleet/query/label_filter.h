@@ -20,7 +20,7 @@
 namespace profcpu::fleet {
 
 // The label columns of samples_local, in the store's order.
-inline constexpr std::array<absl::string_view, 10> kLabelKeys = {
+inline constexpr std::array<absl::string_view, 10> kQueryLabelKeys = {
     "node", "container", "cgroup", "pod_uid", "pod", "namespace", "comm", "exe", "runtime",
     "build_id"};
 
@@ -28,7 +28,7 @@ bool IsLabelKey(absl::string_view key);
 
 struct LabelMatcher {
   enum class Op { kEqual, kNotEqual, kMatches, kNotMatches };
-  std::string key;  // one of kLabelKeys
+  std::string key;  // one of kQueryLabelKeys
   Op op = Op::kEqual;
   std::string value;  // the text or the regex, as the user wrote it
 };

@@ -66,7 +66,7 @@ std::string StacksSql(const std::vector<uint64_t>& stack_ids);
 std::string FramesSql(const std::vector<uint64_t>& stack_ids);
 
 // Columns: the label's value, count; the top `max_values` values of `label`
-// (a kLabelKeys member) by count over the slice (-by LABEL).
+// (a kQueryLabelKeys member) by count over the slice (-by LABEL).
 std::string LabelValuesSql(const SliceSource& source, absl::string_view where_sql,
                            absl::string_view label, uint64_t max_values);
 

@@ -27,6 +27,8 @@ constexpr char kUsage[] =
     "               graph and function table in one file that opens offline in a browser\n"
     "  symbols      a run's modules with unknown frames, their build-ids, and their debug\n"
     "               files fetched from debuginfod or symbol servers: profcpu symbols -dir DIR\n"
+    "  query        draw a slice of the fleet's store (ClickHouse): profcpu query -store URL\n"
+    "               -from -1h -where 'namespace=shop' -o profile.html\n"
     "\n"
     "The FlameGraph tools, built in (same flags, same output, much faster):\n"
     "  fold         perf script text -> folded stacks (stackcollapse-perf.pl)\n"
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   if (command == "symbols") return RunSymbols(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
+  if (command == "query") return RunQuery(args);
   if (command == "version" || command == "--version" || command == "-version") {
     std::printf("profcpu %s\n", kProfcpuVersion);
     return kExitOk;
