@@ -24,6 +24,11 @@ Shards FakeShards(std::vector<std::string>* log) {
     if (absl::StartsWith(sql, "SELECT pod, sum(count)")) {
       return std::string(shard == 0 ? "a\t10\n" : "b\t4\n");
     }
+    if (absl::StartsWith(sql, "SELECT stack_id, sum(count)")) {
+      if (shard == 0 && !only_b) return std::string(baseline ? "7\t5\n" : "7\t10\n");
+      if (shard == 1 && !only_a && !baseline) return std::string("8\t4\n");
+      return std::string();
+    }
     if (absl::StrContains(sql, "AS top")) {
       if (shard == 0 && !only_b) return std::string(baseline ? "0\t1\t7\t5\tapp\tapp\n" : "1000\t1\t7\t10\tapp\tapp\n");
       if (shard == 1 && !only_a && !baseline) return std::string("1000\t1\t8\t4\tapp\tapp\n");
@@ -97,6 +102,31 @@ TEST(QueryRun, DiffRangeFoldedAndPage) {
   EXPECT_THAT(RunQuery(FakeShards(&log), request).status().message(), HasSubstr("overlaps"));
   request.output = std::string(::testing::TempDir()) + "/diff.pb.gz";
   EXPECT_THAT(RunQuery(FakeShards(&log), request).status().message(), HasSubstr("pprof"));
+}
+
+// Stack 7: 10 samples on shard 0, 1 on shard 1 where stack 8 (5) ranks
+// above it. With -max-stacks 1, 7 is kept and counted 11, not 10: the
+// shard that did not rank it still counts it.
+TEST(QueryRun, KeptStacksCountedOnEveryShard) {
+  Shards shards{2, [](size_t shard, const std::string& sql) -> absl::StatusOr<std::string> {
+    if (absl::StartsWith(sql, "SELECT stack_id, sum(count)")) {
+      return std::string(shard == 0 ? "7\t10\n" : "8\t5\n");  // LIMIT 1 on each
+    }
+    if (absl::StrContains(sql, "AS top")) {
+      EXPECT_THAT(sql, HasSubstr("stack_id IN (7) AS top"));
+      return std::string(shard == 0 ? "0\t1\t7\t10\tapp\tapp\n"
+                                    : "0\t1\t7\t1\tapp\tapp\n0\t0\t0\t5\tapp\tapp\n");
+    }
+    if (absl::StartsWith(sql, "SELECT id, any(frame_ids)")) return std::string("7\t[1]\n");
+    if (absl::StartsWith(sql, "SELECT id, any(name)")) return std::string("1\tmain\tapp\n");
+    return absl::InternalError("unexpected SQL");
+  }};
+  QueryRequest request = Request("exact.folded");
+  request.max_stacks = 1;
+  absl::StatusOr<QueryReport> report = RunQuery(shards, request);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(ReadOutput(request.output), "[other];[other] 5\napp;main 11\n");
+  EXPECT_EQ(report->outputs[0].other, 5u);
 }
 
 TEST(QueryRun, ShardErrorFailsTheQuery) {

@@ -9,7 +9,37 @@
 namespace profcpu::fleet {
 
 absl::StatusOr<MergedSlice> QuerySlice(const Shards& shards, const SliceSpec& spec) {
-  const std::string sql = SliceSql(spec);
+  // Round 1: each shard's top stacks, summed; the top of the sums.
+  const std::string top_sql = TopStacksSql(spec);
+  absl::flat_hash_map<uint64_t, uint64_t> candidates;
+  for (size_t shard = 0; shard < shards.count; ++shard) {
+    absl::StatusOr<std::string> answer = shards.query(shard, top_sql);
+    if (!answer.ok()) return answer.status();
+    absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(*answer, 2, spec.max_stacks);
+    if (!rows.ok()) {
+      return absl::Status(rows.status().code(), absl::StrCat("shard ", shard, ": top stacks: ",
+                                                             rows.status().message()));
+    }
+    for (const TsvRow& row : *rows) {
+      absl::StatusOr<uint64_t> id = ParseUInt64Field(row[0], "stack_id");
+      absl::StatusOr<uint64_t> count = ParseUInt64Field(row[1], "count");
+      if (!id.ok()) return id.status();
+      if (!count.ok()) return count.status();
+      uint64_t& sum = candidates[*id];
+      sum = (sum + *count < sum) ? UINT64_MAX : sum + *count;
+    }
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> ranked(candidates.begin(), candidates.end());
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (ranked.size() > spec.max_stacks) ranked.resize(spec.max_stacks);
+  std::vector<uint64_t> ids;
+  for (const auto& [id, count] : ranked) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+
+  // Round 2: those stacks' exact counts (per bucket) on every shard.
+  const std::string sql = SliceSql(spec, ids);
   SliceMerger merger;
   for (size_t shard = 0; shard < shards.count; ++shard) {
     absl::StatusOr<std::string> answer = shards.query(shard, sql);

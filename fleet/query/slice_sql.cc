@@ -65,7 +65,15 @@ int64_t ChooseBucketSeconds(const TimeRange& range, bool hourly, int64_t max_buc
                            (range.seconds() + max_buckets - 1) / max_buckets);
 }
 
-std::string SliceSql(const SliceSpec& spec) {
+std::string TopStacksSql(const SliceSpec& spec) {
+  const Table table = TableFor(spec.source);
+  return absl::StrCat("SELECT stack_id, sum(count) AS samples FROM ", table.name, " WHERE ",
+                      Condition(spec.source, spec.where_sql),
+                      " GROUP BY stack_id ORDER BY samples DESC, stack_id LIMIT ", spec.max_stacks,
+                      " FORMAT TabSeparated");
+}
+
+std::string SliceSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids) {
   const Table table = TableFor(spec.source);
   const std::string condition = Condition(spec.source, spec.where_sql);
   const std::string bucket =
@@ -73,12 +81,11 @@ std::string SliceSql(const SliceSpec& spec) {
           ? absl::StrCat("intDiv(toUInt32(", table.time_column, "), ", spec.bucket_seconds,
                          ") * ", spec.bucket_seconds)
           : std::string("toUInt32(0)");
-  // The shard's top stacks over the whole slice; within each bucket a stack
-  // outside them counts in the bucket's "other" row.
+  // Within each bucket a stack outside `stack_ids` counts in the bucket's
+  // "other" row.
   return absl::StrCat(
-      "SELECT ", bucket, " AS bucket, stack_id IN (SELECT stack_id FROM ", table.name,
-      " WHERE ", condition, " GROUP BY stack_id ORDER BY sum(count) DESC, stack_id LIMIT ",
-      spec.max_stacks, ") AS top, if(top, stack_id, toUInt64(0)) AS stack, sum(count) AS samples, ",
+      "SELECT ", bucket, " AS bucket, stack_id IN (", IdList(stack_ids),
+      ") AS top, if(top, stack_id, toUInt64(0)) AS stack, sum(count) AS samples, ",
       "min(comm), max(comm) FROM ", table.name, " WHERE ", condition,
       " GROUP BY bucket, top, stack ORDER BY bucket, top, stack FORMAT TabSeparated");
 }

@@ -48,17 +48,30 @@ SliceSource ChooseSliceSource(const TimeRange& range, absl::Time now, absl::Dura
 // width in columns); at least an hour on the roll-up.
 int64_t ChooseBucketSeconds(const TimeRange& range, bool hourly, int64_t max_buckets = 2000);
 
+// The most stacks a slice keeps by name: their ids go into the SQL text,
+// which ClickHouse caps (max_query_size, 256 KiB by default; 10,000 ids take
+// ~200 KB).
+inline constexpr uint64_t kMaxStacksLimit = 10000;
+
 struct SliceSpec {
   SliceSource source;
   std::string where_sql = "1";  // LabelFilter::Sql()
-  uint64_t max_stacks = 2000;   // per shard: the top stacks by count, the rest as "other"
+  uint64_t max_stacks = 2000;   // the top stacks by count; the rest count as "other"
   int64_t bucket_seconds = 0;   // 0: one bucket (no timeline)
 };
 
-// Columns: bucket (unix seconds), top (1, or 0 for the shard's "other" row),
+// A slice takes two rounds. First each shard's top stacks: columns
+// stack_id, count; at most spec.max_stacks rows. The client sums them over
+// the shards and picks the top max_stacks ids (a stack outside every
+// shard's top can be missed; none is counted wrong).
+std::string TopStacksSql(const SliceSpec& spec);
+
+// Then the counts of exactly those `stack_ids` on every shard, so each kept
+// stack's count is exact even where a shard did not rank it: columns bucket
+// (unix seconds), top (1 for a kept stack, 0 for the row of all the others),
 // stack_id (0 in "other" rows), count, min(comm), max(comm) (equal when one
 // program ran the stack). One row per (bucket, stack) with samples.
-std::string SliceSql(const SliceSpec& spec);
+std::string SliceSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids);
 
 // Columns: id, frame_ids (an array, root first) for these stack ids.
 std::string StacksSql(const std::vector<uint64_t>& stack_ids);

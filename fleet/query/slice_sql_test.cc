@@ -52,18 +52,21 @@ TEST(SliceSql, SliceAggregatesLocalTablesOnly) {
   spec.where_sql = ParseLabelFilter("pod=x'y")->Sql();
   spec.max_stacks = 50;
   spec.bucket_seconds = 2;
-  const std::string sql = SliceSql(spec);
+  const std::string top = TopStacksSql(spec);
+  EXPECT_THAT(top, HasSubstr("SELECT stack_id, sum(count) AS samples FROM profcpu.samples_local"));
+  EXPECT_THAT(top, HasSubstr("GROUP BY stack_id ORDER BY samples DESC, stack_id LIMIT 50 "));
+  const std::string sql = SliceSql(spec, {3, 5});
+  EXPECT_THAT(sql, HasSubstr("stack_id IN (3,5) AS top"));
   EXPECT_THAT(sql, HasSubstr("intDiv(toUInt32(time), 2) * 2 AS bucket"));
   EXPECT_THAT(sql, HasSubstr("FROM profcpu.samples_local WHERE time >= toDateTime(1000) AND "
                              "time < toDateTime(4600) AND (pod = 'x\\'y')"));
-  EXPECT_THAT(sql, HasSubstr("LIMIT 50)"));
   EXPECT_THAT(sql, Not(HasSubstr("JOIN")));
   EXPECT_THAT(sql, Not(HasSubstr("toStartOfInterval")));
   EXPECT_THAT(sql, Not(HasSubstr("profcpu.samples ")));  // never the Distributed table
 
   spec.source = {true, {0, 7200}};
   spec.bucket_seconds = 0;
-  const std::string hourly = SliceSql(spec);
+  const std::string hourly = SliceSql(spec, {});
   EXPECT_THAT(hourly, HasSubstr("toUInt32(0) AS bucket"));
   EXPECT_THAT(hourly, HasSubstr("FROM profcpu.samples_hourly_local WHERE hour >= toDateTime(0)"));
 }

@@ -88,7 +88,7 @@ int RunQuery(const std::vector<std::string>& args) {
   }
   int64_t top = 0, max_stacks = 0;
   if (absl::Status s = flags.Int("top", 1, 1000, &top); !s.ok()) return UsageError(flags, s.message());
-  if (absl::Status s = flags.Int("max-stacks", 1, 1000000, &max_stacks); !s.ok()) {
+  if (absl::Status s = flags.Int("max-stacks", 1, fleet::kMaxStacksLimit, &max_stacks); !s.ok()) {
     return UsageError(flags, s.message());
   }
   request.top_values = static_cast<uint64_t>(top);

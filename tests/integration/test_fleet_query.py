@@ -138,7 +138,8 @@ def page_data(path):
     varint()  # version
     names = varint()
     for _ in range(names):
-        pos += varint()
+        length = varint()  # (not `pos += varint()`: that adds to the old pos)
+        pos += length
     pos += names * 7  # colours, cool colours, flags
     for _ in range(varint() - 1):
         varint(), varint()
