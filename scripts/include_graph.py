@@ -28,7 +28,7 @@ END = "<!-- include-graph: end -->"
 # Components in the order of the flow; collector's subfolders are counted
 # with the collector. A component may include those it lists.
 COMPONENTS = ["base", "recording", "nettrace", "archive", "collector", "symbolize", "fold",
-              "render", "fleet/store", "fleet/query", "scripts/cli"]
+              "render", "fleet", "scripts/cli"]
 ALLOWED = {
     "base": set(),
     "recording": {"base"},
@@ -41,12 +41,11 @@ ALLOWED = {
     "fold": {"base", "recording", "nettrace", "symbolize"},
     # render draws fold's records; the archive component compresses its files.
     "render": {"base", "recording", "archive", "fold"},
-    # The fleet's store client, and the query: the shards' answers as a
-    # Profile that render draws.
-    "fleet/store": {"base"},
-    "fleet/query": {"base", "fold", "render", "fleet/store"},
+    # fleet profiling (docs/fleet.md): the agent collects, names and folds on
+    # the node; the query draws what the store answers with render.
+    "fleet": {"base", "recording", "collector", "symbolize", "fold", "render", "archive"},
     "scripts/cli": {"base", "recording", "nettrace", "archive", "collector", "symbolize", "fold",
-                    "render", "fleet/store", "fleet/query"},
+                    "render", "fleet"},
 }
 # fold may include only these of symbolize's headers (the normalize layer).
 FOLD_MAY_INCLUDE = re.compile(

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "base/shared_library.h"
+#include "base/curl_library.h"
 #include "base/status_macros.h"
 
 namespace profcpu::symbolize {
@@ -56,40 +56,6 @@ int Progress(void* opaque, curl_off_t total, curl_off_t received, curl_off_t, cu
   return 0;
 }
 
-// libcurl, loaded on first use (base/shared_library.h): Debian's OpenSSL
-// build, else the GnuTLS one libdebuginfod1 depends on.
-struct CurlApi {
-  CURLcode (*global_init)(long flags);
-  CURL* (*easy_init)();
-  CURLcode (*easy_setopt)(CURL* curl, CURLoption option, ...);
-  CURLcode (*easy_perform)(CURL* curl);
-  CURLcode (*easy_getinfo)(CURL* curl, CURLINFO info, ...);
-  void (*easy_cleanup)(CURL* curl);
-  const char* (*easy_strerror)(CURLcode code);
-};
-
-absl::StatusOr<CurlApi> LoadCurlApi() {
-  absl::StatusOr<base::SharedLibrary> lib = base::SharedLibrary::Open("libcurl.so.4", "libcurl4");
-  if (!lib.ok()) lib = base::SharedLibrary::Open("libcurl-gnutls.so.4", "libcurl4");
-  if (!lib.ok()) return lib.status();
-  CurlApi api;
-  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_global_init", &api.global_init));
-  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_init", &api.easy_init));
-  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_setopt", &api.easy_setopt));
-  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_perform", &api.easy_perform));
-  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_getinfo", &api.easy_getinfo));
-  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_cleanup", &api.easy_cleanup));
-  PROFCPU_RETURN_IF_ERROR(lib->Get("curl_easy_strerror", &api.easy_strerror));
-  api.global_init(CURL_GLOBAL_DEFAULT);
-  return api;
-}
-
-absl::StatusOr<const CurlApi*> Curl() {
-  static const absl::StatusOr<CurlApi> api = LoadCurlApi();  // once, thread-safe
-  if (!api.ok()) return api.status();
-  return &*api;
-}
-
 absl::Status TooLarge(uint64_t max_bytes) {
   return absl::ResourceExhaustedError(
       absl::StrCat("too large (over ", max_bytes >> 20, " MB; -symbol-max-mb)"));
@@ -99,7 +65,7 @@ absl::Status TooLarge(uint64_t max_bytes) {
 
 absl::Status HttpGetToFile(const std::string& url, int fd, const FetchLimits& limits,
                            const FetchProgress& progress, uint64_t* bytes) {
-  PROFCPU_ASSIGN_OR_RETURN(const CurlApi* api, Curl());
+  PROFCPU_ASSIGN_OR_RETURN(const base::CurlApi* api, base::Curl());
   auto cleanup = [api](CURL* c) { api->easy_cleanup(c); };
   std::unique_ptr<CURL, decltype(cleanup)> curl(api->easy_init(), cleanup);
   if (curl == nullptr) return absl::InternalError("libcurl could not start a transfer");

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "fleet/store/schema.h"
 
 namespace profcpu::fleet {
 namespace {
@@ -57,7 +58,8 @@ size_t MatcherHead(absl::string_view text, LabelMatcher* matcher) {
 }  // namespace
 
 bool IsLabelKey(absl::string_view key) {
-  return std::find(kQueryLabelKeys.begin(), kQueryLabelKeys.end(), key) != kQueryLabelKeys.end();
+  return std::any_of(kLabelKeys.begin(), kLabelKeys.end(),
+                     [key](const char* label) { return key == label; });
 }
 
 std::string SqlStringLiteral(absl::string_view value) {
@@ -97,7 +99,7 @@ absl::StatusOr<LabelFilter> ParseLabelFilter(absl::string_view text) {
   if (head == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "-where \"", text, "\": expected KEY=VALUE, KEY!=VALUE, KEY=~REGEX or KEY!~REGEX with KEY one of ",
-        absl::StrJoin(kQueryLabelKeys, " ")));
+        absl::StrJoin(kLabelKeys, " ")));
   }
   size_t value_start = head;
   for (size_t i = head; i <= text.size(); ++i) {

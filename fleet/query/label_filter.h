@@ -10,7 +10,6 @@
 #ifndef PROFCPU_FLEET_QUERY_LABEL_FILTER_H_
 #define PROFCPU_FLEET_QUERY_LABEL_FILTER_H_
 
-#include <array>
 #include <string>
 #include <vector>
 
@@ -19,11 +18,7 @@
 
 namespace profcpu::fleet {
 
-// The label columns of samples_local, in the store's order.
-inline constexpr std::array<absl::string_view, 10> kQueryLabelKeys = {
-    "node", "container", "cgroup", "pod_uid", "pod", "namespace", "comm", "exe", "runtime",
-    "build_id"};
-
+// One of the store's label columns (fleet/store/schema.h kLabelKeys).
 bool IsLabelKey(absl::string_view key);
 
 struct LabelMatcher {

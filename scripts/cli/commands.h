@@ -25,6 +25,7 @@ int RunFlamegraph(const std::vector<std::string>& args);
 int RunDiff(const std::vector<std::string>& args);
 int RunHtml(const std::vector<std::string>& args);
 int RunSymbols(const std::vector<std::string>& args);
+int RunFleet(const std::vector<std::string>& args);
 int RunQuery(const std::vector<std::string>& args);
 
 }  // namespace profcpu::cli

@@ -27,6 +27,8 @@ constexpr char kUsage[] =
     "               graph and function table in one file that opens offline in a browser\n"
     "  symbols      a run's modules with unknown frames, their build-ids, and their debug\n"
     "               files fetched from debuginfod or symbol servers: profcpu symbols -dir DIR\n"
+    "  fleet        the fleet store's tables on ClickHouse shards, and their retention:\n"
+    "               profcpu fleet init -store URL[,URL...]; profcpu fleet retention -keep 7d\n"
     "  query        draw a slice of the fleet's store (ClickHouse): profcpu query -store URL\n"
     "               -from -1h -where 'namespace=shop' -o profile.html\n"
     "\n"
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   if (command == "fold") return RunFold(args);
   if (command == "html") return RunHtml(args);
   if (command == "symbols") return RunSymbols(args);
+  if (command == "fleet") return RunFleet(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
   if (command == "query") return RunQuery(args);
