@@ -21,6 +21,7 @@ import zlib
 
 import profcpu_testing as t
 from clickhouse_shards import ClickHouseShards
+from test_profile_page import PageTestCase
 
 HOUR = 3600
 BASE = (int(time.time()) // HOUR) * HOUR - 3 * HOUR  # two whole hours well in the past
@@ -29,22 +30,6 @@ HOUR_B = BASE + HOUR + 600  # 10 min into the second
 
 LABELS = ["node", "container", "cgroup", "pod_uid", "pod", "namespace", "comm", "exe", "runtime",
           "build_id"]
-
-DDL = [
-    "CREATE DATABASE IF NOT EXISTS profcpu",
-    "CREATE TABLE profcpu.samples_local (time DateTime, " +
-    ", ".join(f"{k} String" for k in LABELS) +
-    ", stack_id UInt64, count UInt64, window UInt64) ENGINE = MergeTree "
-    "PARTITION BY toDate(time) ORDER BY (namespace, pod, container, comm, time, stack_id)",
-    "CREATE TABLE profcpu.stacks_local (id UInt64, frame_ids Array(UInt64)) "
-    "ENGINE = ReplacingMergeTree ORDER BY id",
-    "CREATE TABLE profcpu.frames_local (id UInt64, name String, module String, build_id String) "
-    "ENGINE = ReplacingMergeTree ORDER BY id",
-    "CREATE TABLE profcpu.samples_hourly_local (hour DateTime, " +
-    ", ".join(f"{k} String" for k in LABELS) +
-    ", stack_id UInt64, count UInt64) ENGINE = SummingMergeTree(count) "
-    "PARTITION BY toYYYYMM(hour) ORDER BY (namespace, pod, container, comm, hour, stack_id)",
-]
 
 
 def stable_id(*fields):
@@ -158,10 +143,13 @@ def page_data(path):
     return meta, list(zip(times, weights))
 
 
-class FleetQueryTest(unittest.TestCase):
+class FleetQueryTest(PageTestCase):
+    """PageTestCase: the browser checks' driver and temp folder (kept, with
+    screenshots, when a test fails)."""
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = t.TempDir()
+        super().setUpClass()
         cls.shards = ClickHouseShards(cls.tmp.path, n=2)
         try:
             cls.shards.start()
@@ -174,15 +162,11 @@ class FleetQueryTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.shards.stop()
-        cls.tmp.cleanup()
+        super().tearDownClass()
 
     @classmethod
     def fill(cls):
-        init = t.run_profcpu(["fleet", "init", "-store", cls.shards.store_flag], check=False)
-        if init.returncode != 0:  # before `profcpu fleet init`: the contract's tables by hand
-            for shard in range(2):
-                for ddl in DDL:
-                    cls.shards.query(shard, ddl)
+        t.run_profcpu(["fleet", "init", "-store", cls.shards.store_flag])
         for shard in range(2):
             used = {stack for s, *_, stack, _ in ROWS if s == shard}
             frames = {f for stack in used for f in STACKS[stack]}
@@ -322,6 +306,36 @@ class FleetQueryTest(unittest.TestCase):
         meta, _ = page_data(path)
         self.assertEqual(meta["view"], f"from={HOUR}&to={2 * HOUR}&bfrom=0&bto={HOUR}")
         self.assertEqual(meta["total_weight"], 1700)
+
+    def test_page_in_the_browser(self):
+        path, _ = self.query(out="browser.html")
+        result = self.drive(path, [
+            {"op": "rows", "n": 4},
+            {"op": "eval", "expr": "window.profcpu.rowsPerSecond"},
+            {"op": "selection"},
+        ])
+        self.assertClean(result)
+        rows, rows_per_second, selection = result["steps"]
+        self.assertEqual([(r["name"], r["self"]) for r in rows],
+                         [("parse", "41.18"), ("deflate_slow", "38.24"), ("scan", "17.65"),
+                          ("do_idle", "2.94")])
+        self.assertEqual(rows_per_second, 1)  # counts per bucket: one row per second
+        self.assertEqual(selection, {"from": 0, "to": 2 * HOUR})
+
+    def test_diff_page_in_the_browser(self):
+        path, _ = self.query("-from", rfc3339(BASE + HOUR), "-diff",
+                             f"{rfc3339(BASE)}..{rfc3339(BASE + HOUR)}", out="browser-diff.html")
+        result = self.drive(path, [
+            {"op": "rows", "n": 2},
+            {"op": "eval", "expr": "document.getElementById('baseline-text').textContent"},
+            {"op": "eval", "expr": "document.getElementById('diff-legend').hidden"},
+        ])
+        self.assertClean(result)
+        rows, baseline, legend_hidden = result["steps"]
+        # The second hour's shares (deflate_slow 500 of 700), against the first.
+        self.assertEqual((rows[0]["name"], rows[0]["self"]), ("deflate_slow", "71.43"))
+        self.assertIn("Baseline: 0", baseline)
+        self.assertFalse(legend_hidden)
 
     def test_shard_down_fails_with_its_url(self):
         bad = "http://127.0.0.1:1"
