@@ -233,6 +233,19 @@ class FleetQueryTest(PageTestCase):
         written = sorted(f for f in os.listdir(self.tmp.path) if f.startswith("top."))
         self.assertEqual(written, ["top.api-1.svg", "top.api-3.svg"])
 
+    def test_long_range_reads_the_hourly_rollup(self):
+        # Three days: longer than raw rows are read for (2 days), so the
+        # roll-up answers, which the store's materialized view filled from
+        # the same rows: the same stacks and counts.
+        path, result = self.query("-from", rfc3339(BASE - 3 * 24 * HOUR), out="long.folded")
+        self.assertIn("read the hourly roll-up", result.stderr)
+        self.assertEqual(read_folded(path), expected(ROWS))
+        # Its page counts per hour at least.
+        path, _ = self.query("-from", rfc3339(BASE - 3 * 24 * HOUR), out="long.html")
+        meta, samples = page_data(path)
+        self.assertGreaterEqual(meta["time_resolution_s"], HOUR)
+        self.assertEqual(sum(w for _, w in samples), 1700)
+
     def test_max_stacks_counts_the_rest_as_other(self):
         path, result = self.query("-max-stacks", "2", out="two.folded")
         self.assertEqual(read_folded(path), {FOLDED["parse"]: 700, FOLDED["compress"]: 650,
