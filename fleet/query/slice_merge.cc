@@ -41,7 +41,15 @@ absl::Status SliceMerger::AddShardAnswer(size_t shard, absl::string_view url,
                                          absl::string_view tsv) {
   absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(tsv, 6);
   if (!rows.ok()) return AtShard(url, "slice answer", rows.status());
-  for (TsvRow& row : *rows) {
+  // Every row checked before any is added: an answer is taken whole or not
+  // at all.
+  struct Parsed {
+    uint64_t bucket, top, id, count;
+  };
+  std::vector<Parsed> parsed;
+  parsed.reserve(rows->size());
+  uint64_t total = total_;
+  for (const TsvRow& row : *rows) {
     absl::StatusOr<uint64_t> bucket = ParseUInt64Field(row[0], "bucket");
     absl::StatusOr<uint64_t> top = ParseUInt64Field(row[1], "top");
     absl::StatusOr<uint64_t> id = ParseUInt64Field(row[2], "stack_id");
@@ -50,19 +58,26 @@ absl::Status SliceMerger::AddShardAnswer(size_t shard, absl::string_view url,
       if (!status.ok()) return AtShard(url, "slice answer", status);
     }
     if (*top > 1 || *bucket > UINT32_MAX) {
-      return AtShard(url, "slice answer", absl::DataLossError("top or bucket out of range"));
+      return AtShard(url, "slice answer", absl::InvalidArgumentError("top or bucket out of range"));
     }
+    // Every sum is at most the total: a total that fits keeps them all exact.
+    if (total + *count < total) {
+      return AtShard(url, "slice answer", absl::InvalidArgumentError("counts overflow"));
+    }
+    total += *count;
+    parsed.push_back({*bucket, *top, *id, *count});
+  }
+  total_ = total;
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    const Parsed& row = parsed[i];
     Accumulated* acc = &other_;
-    if (*top == 1) {
-      acc = &stacks_[*id];
-      acc->stack.id = *id;
+    if (row.top == 1) {
+      acc = &stacks_[row.id];
+      acc->stack.id = row.id;
       if (acc->shards.empty() || acc->shards.back() != shard) acc->shards.push_back(shard);
     }
-    // Counts are sums of UInt64 counts; a hostile shard could overflow them.
-    if (acc->stack.count + *count < acc->stack.count) {
-      return AtShard(url, "slice answer", absl::DataLossError("counts overflow"));
-    }
-    Add(acc, static_cast<int64_t>(*bucket), *count, std::move(row[4]), std::move(row[5]));
+    Add(acc, static_cast<int64_t>(row.bucket), row.count, std::move((*rows)[i][4]),
+        std::move((*rows)[i][5]));
   }
   return absl::OkStatus();
 }

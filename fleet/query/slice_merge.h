@@ -41,7 +41,8 @@ struct MergedSlice {
 
 class SliceMerger {
  public:
-  // One shard's answer (its index in -store's list, for the names later).
+  // One shard's answer (its index in -store's list, for the names later),
+  // taken whole or, on an error, not at all.
   absl::Status AddShardAnswer(size_t shard, absl::string_view url, absl::string_view tsv);
   // The slice with at most `max_stacks` stacks besides "other".
   MergedSlice Finish(uint64_t max_stacks) &&;
@@ -59,6 +60,7 @@ class SliceMerger {
 
   absl::flat_hash_map<uint64_t, Accumulated> stacks_;
   Accumulated other_;
+  uint64_t total_ = 0;  // of every answer added
 };
 
 struct FrameName {

@@ -77,6 +77,21 @@ TEST(SliceMerge, HostileAnswersFailWithTheShard) {
   EXPECT_EQ(std::move(merger).Finish(5).total, 0u);
 }
 
+// The total of all stacks must fit too (each stack's sum is at most it),
+// and a refused answer leaves nothing behind.
+TEST(SliceMerge, OverflowAcrossStacksRefusedWhole) {
+  SliceMerger merger;
+  ASSERT_TRUE(merger.AddShardAnswer(0, "a", "1\t1\t9\t5\tx\tx\n").ok());
+  EXPECT_FALSE(merger
+                   .AddShardAnswer(1, "b",
+                                   "1\t1\t7\t18446744073709551610\tx\tx\n1\t1\t8\t1\tx\tx\n")
+                   .ok());
+  MergedSlice slice = std::move(merger).Finish(5);
+  EXPECT_EQ(slice.total, 5u);
+  ASSERT_EQ(slice.stacks.size(), 1u);
+  EXPECT_EQ(slice.stacks[0].id, 9u);
+}
+
 TEST(SliceMerge, NamesFromEveryShard) {
   StackNames names;
   ASSERT_TRUE(names.AddStacksAnswer("a", "7\t[1,2]\n8\t[]\n").ok());
