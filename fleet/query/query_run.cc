@@ -84,7 +84,12 @@ absl::StatusOr<QueryReport> RunQuery(const Shards& shards, const QueryRequest& r
   const SliceSource span_source = ChooseSliceSource(span, request.now, request.raw_keep);
   report.hourly = span_source.hourly;
   // Only the page draws a time axis; the other outputs need one bucket.
-  report.bucket_seconds = page ? ChooseBucketSeconds(span_source.range, report.hourly) : 0;
+  // The page's answer has a row per (bucket, kept stack): buckets are
+  // fewer when more stacks are kept, so it stays within kMaxPageCells.
+  const int64_t max_buckets = std::clamp<int64_t>(
+      static_cast<int64_t>(kMaxPageCells / (request.max_stacks + 1)), 60, 2000);
+  report.bucket_seconds =
+      page ? ChooseBucketSeconds(span_source.range, report.hourly, max_buckets) : 0;
   auto source_of = [&](const TimeRange& range) {
     return SliceSource{report.hourly, report.hourly ? WholeHours(range) : range};
   };

@@ -9,6 +9,9 @@
 namespace profcpu::fleet {
 namespace {
 
+// How much of an answer is parsed into rows of strings at a time.
+constexpr size_t kPieceBytes = 1 << 20;
+
 absl::Status AtShard(absl::string_view url, absl::string_view what, const absl::Status& status) {
   return absl::Status(status.code(),
                       absl::StrCat("ClickHouse at ", url, ": ", what, ": ", status.message()));
@@ -39,45 +42,59 @@ MergedStack SliceMerger::Done(Accumulated acc) {
 
 absl::Status SliceMerger::AddShardAnswer(size_t shard, absl::string_view url,
                                          absl::string_view tsv) {
-  absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(tsv, 6);
-  if (!rows.ok()) return AtShard(url, "slice answer", rows.status());
-  // Every row checked before any is added: an answer is taken whole or not
-  // at all.
+  // Every row checked before any is added (an answer is taken whole or not
+  // at all), kept compact meanwhile: the answer is read in pieces of whole
+  // lines, so the reader's rows of strings never hold more than a piece.
   struct Parsed {
     uint64_t bucket, top, id, count;
+    std::string comm_min, comm_max;
   };
   std::vector<Parsed> parsed;
-  parsed.reserve(rows->size());
   uint64_t total = total_;
-  for (const TsvRow& row : *rows) {
-    absl::StatusOr<uint64_t> bucket = ParseUInt64Field(row[0], "bucket");
-    absl::StatusOr<uint64_t> top = ParseUInt64Field(row[1], "top");
-    absl::StatusOr<uint64_t> id = ParseUInt64Field(row[2], "stack_id");
-    absl::StatusOr<uint64_t> count = ParseUInt64Field(row[3], "count");
-    for (const absl::Status& status : {bucket.status(), top.status(), id.status(), count.status()}) {
-      if (!status.ok()) return AtShard(url, "slice answer", status);
+  while (!tsv.empty()) {
+    size_t cut = std::min(tsv.size(), kPieceBytes);
+    if (cut < tsv.size()) {
+      const size_t newline = tsv.rfind('\n', cut - 1);
+      cut = newline == absl::string_view::npos ? tsv.size() : newline + 1;
     }
-    if (*top > 1 || *bucket > UINT32_MAX) {
-      return AtShard(url, "slice answer", absl::InvalidArgumentError("top or bucket out of range"));
+    absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(tsv.substr(0, cut), 6);
+    if (!rows.ok()) return AtShard(url, "slice answer", rows.status());
+    tsv.remove_prefix(cut);
+    if (parsed.size() + rows->size() > kMaxAnswerRows) {
+      return AtShard(url, "slice answer",
+                     absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxAnswerRows, " rows")));
     }
-    // Every sum is at most the total: a total that fits keeps them all exact.
-    if (total + *count < total) {
-      return AtShard(url, "slice answer", absl::InvalidArgumentError("counts overflow"));
+    for (TsvRow& row : *rows) {
+      absl::StatusOr<uint64_t> bucket = ParseUInt64Field(row[0], "bucket");
+      absl::StatusOr<uint64_t> top = ParseUInt64Field(row[1], "top");
+      absl::StatusOr<uint64_t> id = ParseUInt64Field(row[2], "stack_id");
+      absl::StatusOr<uint64_t> count = ParseUInt64Field(row[3], "count");
+      for (const absl::Status& status :
+           {bucket.status(), top.status(), id.status(), count.status()}) {
+        if (!status.ok()) return AtShard(url, "slice answer", status);
+      }
+      if (*top > 1 || *bucket > UINT32_MAX) {
+        return AtShard(url, "slice answer",
+                       absl::InvalidArgumentError("top or bucket out of range"));
+      }
+      // Every sum is at most the total: a total that fits keeps them exact.
+      if (total + *count < total) {
+        return AtShard(url, "slice answer", absl::InvalidArgumentError("counts overflow"));
+      }
+      total += *count;
+      parsed.push_back({*bucket, *top, *id, *count, std::move(row[4]), std::move(row[5])});
     }
-    total += *count;
-    parsed.push_back({*bucket, *top, *id, *count});
   }
   total_ = total;
-  for (size_t i = 0; i < parsed.size(); ++i) {
-    const Parsed& row = parsed[i];
+  for (Parsed& row : parsed) {
     Accumulated* acc = &other_;
     if (row.top == 1) {
       acc = &stacks_[row.id];
       acc->stack.id = row.id;
       if (acc->shards.empty() || acc->shards.back() != shard) acc->shards.push_back(shard);
     }
-    Add(acc, static_cast<int64_t>(row.bucket), row.count, std::move((*rows)[i][4]),
-        std::move((*rows)[i][5]));
+    Add(acc, static_cast<int64_t>(row.bucket), row.count, std::move(row.comm_min),
+        std::move(row.comm_max));
   }
   return absl::OkStatus();
 }

@@ -1,5 +1,6 @@
 #include "fleet/query/slice_merge.h"
 
+#include "absl/strings/str_cat.h"
 #include "fleet/query/shard_tsv.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,6 +91,30 @@ TEST(SliceMerge, OverflowAcrossStacksRefusedWhole) {
   EXPECT_EQ(slice.total, 5u);
   ASSERT_EQ(slice.stacks.size(), 1u);
   EXPECT_EQ(slice.stacks[0].id, 9u);
+}
+
+// Answers over a megabyte are read in pieces cut at line ends: rows that
+// straddle a cut count once, whole.
+TEST(SliceMerge, LargeAnswerReadInPieces) {
+  std::string answer;
+  uint64_t total = 0;
+  for (int i = 0; i < 100000; ++i) {
+    answer += absl::StrCat(1000 + i, "\t1\t", 7 + i % 3, "\t", 1 + i % 5, "\tcomm\tcomm\n");
+    total += 1 + i % 5;
+  }
+  ASSERT_GT(answer.size(), 2u << 20);
+  SliceMerger merger;
+  ASSERT_TRUE(merger.AddShardAnswer(0, "a", answer).ok());
+  MergedSlice slice = std::move(merger).Finish(10);
+  EXPECT_EQ(slice.total, total);
+  ASSERT_EQ(slice.stacks.size(), 3u);
+  EXPECT_EQ(slice.stacks[0].buckets.size() + slice.stacks[1].buckets.size() +
+                slice.stacks[2].buckets.size(),
+            100000u);
+  // Cut short in its last piece: refused whole.
+  SliceMerger cut;
+  EXPECT_FALSE(cut.AddShardAnswer(0, "a", answer.substr(0, answer.size() - 3)).ok());
+  EXPECT_EQ(std::move(cut).Finish(10).total, 0u);
 }
 
 TEST(SliceMerge, NamesFromEveryShard) {
