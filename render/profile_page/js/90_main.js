@@ -227,7 +227,9 @@ ProfilePage.prototype.renderHeatmap = function (filter) {
   if (key !== this.heatmapKey) {
     this.heatmap.setCells(this.profile.heatmapCells(this.rowsPerSecond, this.columns, filter));
     this.heatmapKey = key;
-    var perCell = this.rowsPerSecond === 1 ? "second" : "cell";
+    // Coarse times put a bucket's samples in its first second's column.
+    var perCell = this.timeResolutionS > 1 ? this.timeResolutionS + " s" :
+        this.rowsPerSecond === 1 ? "second" : "cell";
     byId("legend-high").textContent = formatWeight(this.heatmap.max, this.countName) + " per " + perCell;
   }
   this.heatmap.setRanges(this.selectionRange(), this.compared ? null : this.baselineRange());
