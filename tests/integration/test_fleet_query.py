@@ -332,8 +332,24 @@ class FleetQueryTest(PageTestCase):
         self.assertEqual([(r["name"], r["self"]) for r in rows],
                          [("parse", "41.18"), ("deflate_slow", "38.24"), ("scan", "17.65"),
                           ("do_idle", "2.94")])
-        self.assertEqual(rows_per_second, 1)  # counts per bucket: one row per second
+        self.assertEqual(rows_per_second, 1)  # counts per bucket: one row per column
         self.assertEqual(selection, {"from": 0, "to": 2 * HOUR})
+        # A click on the first hour's busy cell selects its bucket (30 s: two
+        # hours in at most 500,000 / 2,001 kept stacks = 249 columns) and the
+        # table shows that bucket only: the first hour's rows (1,000 samples).
+        meta, _ = page_data(path)
+        step = meta["time_resolution_s"]
+        self.assertEqual(step, 30)
+        result = self.drive(path, [
+            {"op": "click", "second": HOUR_A - BASE + 1, "row": 0},
+            {"op": "selection"}, {"op": "rows", "n": 4},
+        ])
+        self.assertClean(result)
+        _, selection, rows = result["steps"]
+        self.assertEqual(selection, {"from": HOUR_A - BASE, "to": HOUR_A - BASE + step})
+        self.assertEqual([(r["name"], r["self"]) for r in rows],
+                         [("parse", "60.00"), ("scan", "20.00"), ("deflate_slow", "15.00"),
+                          ("do_idle", "5.00")])
 
     def test_diff_page_in_the_browser(self):
         path, _ = self.query("-from", rfc3339(BASE + HOUR), "-diff",
