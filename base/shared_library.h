@@ -1,7 +1,7 @@
 // A shared library opened when a feature first needs it (dlopen), not linked:
 // every profcpu command pays at start-up for each library it links and the
 // dozens those pull in (libcurl alone brings TLS, HTTP/2, LDAP, SSH...), while
-// only symbol fetching uses them.
+// only symbol fetching and the fleet store (base/curl_library.h) use them.
 #ifndef PROFCPU_BASE_SHARED_LIBRARY_H_
 #define PROFCPU_BASE_SHARED_LIBRARY_H_
 

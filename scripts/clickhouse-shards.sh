@@ -23,7 +23,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "base/curl_library.h"
 #include "base/status_macros.h"
 
@@ -26,6 +27,14 @@ struct Transfer {
   const base::CurlApi* api = nullptr;
   uint64_t max_bytes = 0;
   std::string body;
+  // The last time a byte moved either way (body or headers), for `stall`.
+  absl::Duration stall;
+  absl::Time last_activity;
+  curl_off_t last_sent = 0;
+  curl_off_t last_received = 0;
+  uint64_t header_bytes = 0;
+  bool stalled = false;
+  bool headers_too_large = false;
   bool started = false;  // the first bytes of the body arrived
   bool too_large = false;
   bool error_answer = false;  // status >= 300: keep only its start
@@ -61,14 +70,51 @@ size_t WriteAnswer(char* data, size_t size, size_t count, void* opaque) {
     t->too_large = true;
     return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
   }
-  // Grown by doubling, but never past the cap: a string's own growth would
-  // reserve twice the cap just below it.
-  const size_t needed = t->body.size() + n;
-  if (needed > t->body.capacity()) {
-    t->body.reserve(std::min<size_t>(std::max(needed, 2 * t->body.capacity()), t->max_bytes));
-  }
+  // An answer of unknown size gets the cap's room at once, never regrown:
+  // the room is address space until written (a large block is mapped on
+  // its own), while growing by doubling held each old buffer beside the
+  // new and left the smaller ones in the heap (142 MB of RSS to keep a
+  // 64 MB cap).
+  if (t->body.size() + n > t->body.capacity()) t->body.reserve(t->max_bytes);
   t->body.append(data, n);
   return n;
+}
+
+// Headers (a status line, a dozen fields) are small; a server that sends
+// them without end is refused here.
+constexpr uint64_t kMaxHeaderBytes = 256 << 10;  // under libcurl's own 300 KB
+
+size_t ReadHeader(char* data, size_t size, size_t count, void* opaque) {
+  (void)data;
+  auto* t = static_cast<Transfer*>(opaque);
+  const size_t n = size * count;
+  t->last_activity = absl::Now();
+  t->header_bytes += n;
+  if (t->header_bytes > kMaxHeaderBytes) {
+    t->headers_too_large = true;
+    return 0;
+  }
+  return n;
+}
+
+// Called by libcurl at least once a second: ends a request that moved no
+// byte for `stall`. (CURLOPT_LOW_SPEED_TIME averages over a window of
+// seconds, so the request's own upload kept it alive for several seconds
+// more than asked.)
+int CheckStall(void* opaque, curl_off_t, curl_off_t received, curl_off_t, curl_off_t sent) {
+  auto* t = static_cast<Transfer*>(opaque);
+  const absl::Time now = absl::Now();
+  if (received != t->last_received || sent != t->last_sent) {
+    t->last_received = received;
+    t->last_sent = sent;
+    t->last_activity = now;
+    return 0;
+  }
+  if (now - t->last_activity >= t->stall) {
+    t->stalled = true;
+    return 1;  // CURLE_ABORTED_BY_CALLBACK
+  }
+  return 0;
 }
 
 std::string Seconds(absl::Duration d) { return absl::StrCat(absl::ToDoubleSeconds(d), "s"); }
@@ -186,8 +232,8 @@ absl::StatusOr<std::string> ClickHouseClient::Post(const std::string& url, std::
   t.curl = curl.get();
   t.api = api;
   t.max_bytes = limits_.max_answer_bytes;
-  const long timeout_s = static_cast<long>(
-      std::max<int64_t>(1, absl::ToInt64Seconds(limits_.timeout)));
+  const long connect_ms = static_cast<long>(
+      std::max<int64_t>(100, absl::ToInt64Milliseconds(limits_.timeout)));
   const long total_ms = static_cast<long>(
       std::max<int64_t>(1000, absl::ToInt64Milliseconds(limits_.max_request_time)));
   CURL* c = curl.get();
@@ -202,11 +248,16 @@ absl::StatusOr<std::string> ClickHouseClient::Post(const std::string& url, std::
   // Never null: a null POSTFIELDS makes libcurl read the body from stdin.
   api->easy_setopt(c, CURLOPT_POSTFIELDS, body.empty() ? "" : body.data());
   api->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  api->easy_setopt(c, CURLOPT_CONNECTTIMEOUT, timeout_s);
-  // Accepts and never answers, or stalls: under a byte a second for
-  // `timeout` ends the request.
-  api->easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  api->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, timeout_s);
+  api->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+  // Accepts and never answers, or stalls: no byte for `timeout` ends the
+  // request (CheckStall).
+  t.stall = std::max(limits_.timeout, absl::Milliseconds(100));
+  t.last_activity = absl::Now();
+  api->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, CheckStall);
+  api->easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  api->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  api->easy_setopt(c, CURLOPT_HEADERFUNCTION, ReadHeader);
+  api->easy_setopt(c, CURLOPT_HEADERDATA, &t);
   api->easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
   api->easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteAnswer);
   api->easy_setopt(c, CURLOPT_WRITEDATA, &t);
@@ -220,7 +271,10 @@ absl::StatusOr<std::string> ClickHouseClient::Post(const std::string& url, std::
       absl::StrCat(prefix, "answer larger than ", limits_.max_answer_bytes >> 20, " MB");
   switch (code) {
     case CURLE_OK:
+      // A small answer in the cap's room: kept at its own size.
+      if (t.body.capacity() > 4 * t.body.size() + 4096) t.body.shrink_to_fit();
       return std::move(t.body);
+    case CURLE_ABORTED_BY_CALLBACK:
     case CURLE_OPERATION_TIMEDOUT:
       return absl::DeadlineExceededError(absl::StrCat(
           prefix, "timed out after ", Seconds(limits_.timeout),
@@ -228,6 +282,10 @@ absl::StatusOr<std::string> ClickHouseClient::Post(const std::string& url, std::
           Seconds(limits_.max_request_time), " at most)"));
     case CURLE_WRITE_ERROR:
       if (t.too_large) return absl::ResourceExhaustedError(too_large);
+      if (t.headers_too_large) {
+        return absl::ResourceExhaustedError(absl::StrCat(prefix, "answer headers larger than ",
+                                                         kMaxHeaderBytes >> 10, " KB"));
+      }
       return absl::InternalError(prefix + "the answer could not be kept");
     case CURLE_COULDNT_CONNECT:
       return absl::UnavailableError(prefix + "connection refused");

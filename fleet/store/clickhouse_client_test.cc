@@ -152,6 +152,31 @@ TEST(ClickHouseClientTest, ASilentServerTimesOut) {
   EXPECT_THAT(testing::MessageOf(answer.status()), HasSubstr("timed out after 1s"));
 }
 
+TEST(ClickHouseClientTest, NoByteForTheTimeoutEndsTheRequestWhateverWasSent) {
+  // Silent for 2.5 timeouts, then an answer: the client must have given up.
+  // (libcurl's low-speed check averages over seconds: a request of a few
+  // hundred bytes kept it alive for 5 s, and this answer was taken.)
+  TestingHttpServer server([](const HttpRequest&, int fd) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    SendAll(fd, HttpAnswer(200, "1\n"));
+  });
+  absl::StatusOr<std::string> answer =
+      ClickHouseClient(server.url(), Fast()).Query(std::string(2000, ' ') + "SELECT 1");
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kDeadlineExceeded) << answer.status();
+}
+
+TEST(ClickHouseClientTest, EndlessHeadersAreRefused) {
+  TestingHttpServer server([](const HttpRequest&, int fd) {
+    SendAll(fd, "HTTP/1.1 200 OK\r\n");
+    const std::string header = "X-Filler: " + std::string(1000, 'h') + "\r\n";
+    for (int i = 0; i < 100000; ++i) {
+      if (!SendAll(fd, header)) return;
+    }
+  });
+  absl::StatusOr<std::string> answer = ClickHouseClient(server.url(), Fast()).Query("SELECT 1");
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kResourceExhausted) << answer.status();
+}
+
 TEST(ClickHouseClientTest, ATricklingServerMeetsTheRequestsTimeLimit) {
   TestingHttpServer server([](const HttpRequest&, int fd) {
     SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");

@@ -210,6 +210,20 @@ RetentionResult ApplyRetention(const std::vector<ClickHouseClient>& shards, absl
   const int64_t first_day_kept = DayNumber(now - keep);
   const int64_t first_month_kept = MonthNumber(now - keep_rollup);
   for (const ClickHouseClient& shard : shards) {
+    // A shard without the tables (a wrong URL, init never run) is an error,
+    // not "nothing to drop".
+    absl::StatusOr<std::string> exists =
+        shard.Query(absl::StrCat("EXISTS TABLE ", kStoreDatabase, ".samples_local"));
+    if (!exists.ok()) {
+      result.errors.push_back(std::string(exists.status().message()));
+      continue;
+    }
+    if (*exists != "1\n") {
+      result.errors.push_back(absl::StrCat("ClickHouse at ", shard.url(), " has no ",
+                                           kStoreDatabase,
+                                           ".samples_local: run profcpu fleet init first"));
+      continue;
+    }
     absl::StatusOr<std::string> answer = shard.Query(absl::StrCat(
         "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = ",
         SqlQuote(kStoreDatabase),

@@ -92,7 +92,9 @@ TEST(SchemaTest, RetentionDropsWholeDaysAndMonthsOlderThanTheirKeep) {
       "samples_local\t20240118\n"
       "samples_local\tall\n";
   TestingHttpServer server([&](const HttpRequest& request, int fd) {
-    SendAll(fd, HttpAnswer(200, absl::StrContains(request.body, "system.parts") ? parts : ""));
+    SendAll(fd, HttpAnswer(200, absl::StrContains(request.body, "system.parts") ? parts
+                                : absl::StartsWith(request.body, "EXISTS")   ? "1\n"
+                                                                             : ""));
   });
   // now - 7d = 2024-01-11 12:00 UTC: the 10th ended before, the 11th did not.
   // now - 60d = 2023-11-19: October ended before, November did not.
@@ -107,14 +109,25 @@ TEST(SchemaTest, RetentionDropsWholeDaysAndMonthsOlderThanTheirKeep) {
   EXPECT_THAT(result.errors[0], HasSubstr("partition 'all' of samples_local is not a YYYYMMDD id"));
   std::vector<std::string> statements;
   for (const HttpRequest& r : server.requests()) statements.push_back(r.body);
-  EXPECT_EQ(statements[1], "ALTER TABLE profcpu.losses_local DROP PARTITION ID '20240101'");
+  EXPECT_EQ(statements[0], "EXISTS TABLE profcpu.samples_local");
+  EXPECT_EQ(statements[2], "ALTER TABLE profcpu.losses_local DROP PARTITION ID '20240101'");
+}
+
+TEST(SchemaTest, RetentionSaysWhenAShardHasNoStore) {
+  TestingHttpServer empty([](const HttpRequest&, int fd) { SendAll(fd, HttpAnswer(200, "0\n")); });
+  RetentionResult result = ApplyRetention({ClickHouseClient(empty.url())}, absl::Hours(24),
+                                          absl::Hours(48), absl::Now());
+  ASSERT_EQ(result.errors.size(), 1u);
+  EXPECT_THAT(result.errors[0], HasSubstr("has no profcpu.samples_local: run profcpu fleet init"));
+  EXPECT_EQ(empty.requests().size(), 1u);
 }
 
 TEST(SchemaTest, RetentionGoesOnPastAShardThatFails) {
   TestingHttpServer good([](const HttpRequest& request, int fd) {
     SendAll(fd, HttpAnswer(200, absl::StrContains(request.body, "system.parts")
                                     ? "samples_local\t20000101\n"
-                                    : ""));
+                                : absl::StartsWith(request.body, "EXISTS") ? "1\n"
+                                                                           : ""));
   });
   std::vector<ClickHouseClient> shards = {
       ClickHouseClient(absl::StrCat("http://127.0.0.1:", testing::ClosedPort())),

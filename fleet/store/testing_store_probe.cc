@@ -11,6 +11,7 @@
 //   fleet_store_probe query URL SQL     prints the answer
 // Exit 0, or 1 with the client's one-line error on stderr.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "fleet/store/clickhouse_client.h"
 #include "fleet/store/row_binary.h"
 #include "fleet/store/tsv_answer.h"
@@ -80,14 +82,27 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 3 && args[0] == "insert") {
     std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    absl::StatusOr<std::vector<TsvRow>> rows = profcpu::fleet::ParseTsvAnswer(input);
+    profcpu::fleet::TsvLimits limits;  // the test's own rows: room for a benchmark's
+    limits.max_rows = 10'000'000;
+    limits.max_cells = 200'000'000;
+    absl::StatusOr<std::vector<TsvRow>> rows = profcpu::fleet::ParseTsvAnswer(input, limits);
     if (!rows.ok()) return Fail(std::string(rows.status().message()));
     std::string body;
     if (!Encode(args[2], *rows, &body)) return Fail("rows do not fit table " + args[2]);
-    profcpu::fleet::ClickHouseClient client(args[1]);
+    profcpu::fleet::StoreLimits limits_of_insert;  // FLEET_STORE_PROBE_TIMEOUT=S for big inserts
+    if (const char* t = std::getenv("FLEET_STORE_PROBE_TIMEOUT")) {
+      int seconds = 0;
+      if (absl::SimpleAtoi(t, &seconds) && seconds > 0) {
+        limits_of_insert.timeout = absl::Seconds(seconds);
+      }
+    }
+    profcpu::fleet::ClickHouseClient client(args[1], limits_of_insert);
+    const absl::Time start = absl::Now();
     absl::Status inserted =
         client.Insert("INSERT INTO profcpu." + args[2] + "_local FORMAT RowBinary", body);
     if (!inserted.ok()) return Fail(std::string(inserted.message()));
+    std::fprintf(stderr, "fleet_store_probe: %zu rows, %zu bytes of RowBinary, inserted in %.2f s\n",
+                 rows->size(), body.size(), absl::ToDoubleSeconds(absl::Now() - start));
     return 0;
   }
   return Fail("usage: fleet_store_probe insert URL samples|stacks|frames < rows.tsv | "

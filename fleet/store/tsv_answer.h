@@ -3,7 +3,8 @@
 // fields are separated by '\t', and a field's tab, newline and backslash
 // come escaped (\t \n \\, also \b \f \r \0 \' \a \v and \xHH). Every bound is
 // checked before memory is spent, and an answer that breaks one, or the
-// format, is an error that says where.
+// format, is an error that says where. NULL (\N) reads as "N": the store's
+// columns are not Nullable; select ifNull(x, ...) where a NULL may come.
 #ifndef PROFCPU_FLEET_STORE_TSV_ANSWER_H_
 #define PROFCPU_FLEET_STORE_TSV_ANSWER_H_
 

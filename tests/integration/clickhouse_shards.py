@@ -15,6 +15,7 @@ Fails loudly (RuntimeError naming the package) when clickhouse-server is
 missing: a fleet test that skips would hide the store it exists to check.
 """
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -54,13 +55,22 @@ class ClickHouseShards:
         return result.stdout
 
     def start(self):
-        self._run("start", self.dir, str(self.n))
+        """Starts every shard; on failure stops those that did start. The
+        servers are stopped at exit too, should the caller's cleanup not run
+        (they are processes of their own: setsid, not the test's children)."""
+        atexit.register(self.stop)
+        try:
+            self._run("start", self.dir, str(self.n))
+        except Exception:
+            self.stop()
+            raise
         with open(os.path.join(self.dir, "urls")) as f:
             self.urls = f.read().strip().split(",")
         return self
 
     def stop(self):
-        if os.path.exists(os.path.join(self.dir, "shards")):
+        """Stops every shard by its pid (again: nothing to do)."""
+        if any(self.pid(i) for i in range(self.n)):
             self._run("stop", self.dir)
 
     def stop_shard(self, i):
