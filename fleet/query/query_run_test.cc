@@ -125,7 +125,7 @@ TEST(QueryRun, KeptStacksCountedOnEveryShard) {
   request.max_stacks = 1;
   absl::StatusOr<QueryReport> report = RunQuery(shards, request);
   ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(ReadOutput(request.output), "[other];[other] 5\napp;main 11\n");
+  EXPECT_EQ(ReadOutput(request.output), "[other] 5\napp;main 11\n");
   EXPECT_EQ(report->outputs[0].other, 5u);
 }
 

@@ -47,7 +47,7 @@ TEST(SliceOutput, FoldedNamesRootsAndOther) {
   const std::string path = TempPath("slice.folded");
   ASSERT_TRUE(WriteSliceOutput(profile, {}, path).ok());
   EXPECT_EQ(Read(path),
-            "[other];[other] 2\n"
+            "[other] 2\n"
             "api;main;schedule 5\n"
             "cron;[stack not in store] 3\n");
 }

@@ -22,8 +22,7 @@ class ProfileBuilder {
     std::vector<uint32_t> locations;  // leaf first, as the Profile keeps them
     std::string root;
     if (stack.id == 0) {
-      root = kOtherFrame;
-      locations.push_back(NamedLocation(kOtherFrame, ""));
+      root = kOtherFrame;  // alone: its frames are those of many stacks
     } else {
       root = stack.several_comms ? kSeveralComms : stack.comm;
       if (root.empty()) root = "[unknown]";

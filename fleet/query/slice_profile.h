@@ -4,8 +4,8 @@
 // module; one sample per (bucket, stack) at the bucket's start (unix time)
 // with the bucket's count as its period (fold with weight_by_period). The
 // stack's root is the program (the comm label; "[several]" when stacks of
-// several programs share the id); the "other" stack is a lone "[other]" frame
-// under its own root.
+// several programs share the id); the "other" stack is a lone "[other]" root
+// frame.
 #ifndef PROFCPU_FLEET_QUERY_SLICE_PROFILE_H_
 #define PROFCPU_FLEET_QUERY_SLICE_PROFILE_H_
 

@@ -249,7 +249,7 @@ class FleetQueryTest(PageTestCase):
     def test_max_stacks_counts_the_rest_as_other(self):
         path, result = self.query("-max-stacks", "2", out="two.folded")
         self.assertEqual(read_folded(path), {FOLDED["parse"]: 700, FOLDED["compress"]: 650,
-                                             "[other];[other]": 350})
+                                             "[other]": 350})
         self.assertIn("350 in [other]", result.stderr)
 
     def test_diff_ranges(self):
