@@ -112,6 +112,7 @@ std::string MetaJson(const PageData& data, const PageMeta& meta) {
       {"events", std::move(events)},
       {"generator", Clean(meta.generator)},
   };
+  if (!meta.view.empty()) json["view"] = Clean(meta.view);
   return ScriptSafeJson(json);
 }
 

@@ -46,6 +46,9 @@ struct PageMeta {
   double time_resolution_s = 0;
   std::vector<PageEvent> events;
   std::string generator;
+  // The first view when the page's URL has no fragment, in the fragment's
+  // syntax ("from=60&to=120&bfrom=0&bto=60"); empty: the whole run.
+  std::string view;
 };
 
 // The data section as docs/profile-page.md lays it out, uncompressed.

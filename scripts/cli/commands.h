@@ -27,6 +27,7 @@ int RunHtml(const std::vector<std::string>& args);
 int RunSymbols(const std::vector<std::string>& args);
 int RunAgent(const std::vector<std::string>& args);
 int RunFleet(const std::vector<std::string>& args);
+int RunQuery(const std::vector<std::string>& args);
 
 }  // namespace profcpu::cli
 

@@ -33,6 +33,8 @@ constexpr char kUsage[] =
     "               profcpu fleet init -store URL[,URL...]; profcpu fleet retention -keep 7d\n"
     "  agent        profile this node until stopped, window after window, into the store:\n"
     "               profcpu agent -store URL[,URL...]\n"
+    "  query        draw a slice of the fleet's store (ClickHouse): profcpu query -store URL\n"
+    "               -from -1h -where 'namespace=shop' -o profile.html\n"
     "\n"
     "The FlameGraph tools, built in (same flags, same output, much faster):\n"
     "  fold         perf script text -> folded stacks (stackcollapse-perf.pl)\n"
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   if (command == "fleet") return RunFleet(args);
   if (command == "flamegraph") return RunFlamegraph(args);
   if (command == "diff") return RunDiff(args);
+  if (command == "query") return RunQuery(args);
   if (command == "version" || command == "--version" || command == "-version") {
     std::printf("profcpu %s\n", kProfcpuVersion);
     return kExitOk;

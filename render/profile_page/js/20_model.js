@@ -146,11 +146,12 @@ Profile.prototype.functionWeights = function (agg) {
   return { self: self, total: total };
 };
 
-// Weight per heatmap cell (second-major, `rows` cells per second).
-Profile.prototype.heatmapCells = function (rows, columns, filter) {
+// Weight per heatmap cell (column-major, `rows` cells per column of `span`
+// seconds).
+Profile.prototype.heatmapCells = function (rows, columns, filter, span) {
   var s = this.samples, cells = new Float64Array(rows * columns);
   var keep = filter.threads, hideIdle = filter.hideIdle, idle = this.idleLeaf;
-  var perCell = 1e6 / rows, last = cells.length - 1;
+  var perCell = 1e6 * (span || 1) / rows, last = cells.length - 1;
   for (var i = 0; i < s.count; i++) {
     if (!keep[s.thread[i]] || (hideIdle && idle[s.node[i]])) continue;
     var cell = Math.min(Math.floor(s.time[i] / perCell), last);

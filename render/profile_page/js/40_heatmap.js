@@ -27,6 +27,8 @@ function Heatmap(canvas, eventsCanvas, tooltip, options) {
   this.tooltip = tooltip;
   this.rows = options.rows;
   this.columns = options.columns;
+  // Seconds per column: 1, or a fleet query's bucket (coarse sample times).
+  this.span = options.span || 1;
   this.durationS = options.durationS;
   this.countName = options.countName;
   this.events = options.events;
@@ -53,7 +55,7 @@ Heatmap.prototype.setRanges = function (selection, baseline) {
   this.baseline = baseline;
 };
 
-Heatmap.prototype.cellStart = function (cell) { return cell / this.rows; };
+Heatmap.prototype.cellStart = function (cell) { return cell / this.rows * this.span; };
 
 Heatmap.prototype.render = function () {
   var available = this.canvas.parentNode.clientWidth - HEAT_LEFT - 8;
@@ -97,7 +99,7 @@ Heatmap.prototype.cellBox = function (second, row) {
 
 Heatmap.prototype.drawCells = function (ctx) {
   var gap = this.cellWidth >= 6 ? 1 : 0;
-  var lastCell = Math.ceil(this.durationS * this.rows);  // cells after it were never recorded
+  var lastCell = Math.ceil(this.durationS / this.span * this.rows);  // cells after it were never recorded
   for (var s = 0; s < this.columns; s++) {
     for (var r = 0; r < this.rows; r++) {
       var cell = s * this.rows + r, box = this.cellBox(s, r);
@@ -112,8 +114,8 @@ Heatmap.prototype.drawCells = function (ctx) {
 // shaded (that is the default view, nothing was chosen).
 Heatmap.prototype.drawRange = function (ctx, range, edge, fill) {
   if (!range || (range.from <= 0 && range.to >= this.durationS)) return;
-  var first = Math.floor(range.from * this.rows + 1e-9);
-  var last = Math.ceil(range.to * this.rows - 1e-9) - 1;
+  var first = Math.floor(range.from / this.span * this.rows + 1e-9);
+  var last = Math.ceil(range.to / this.span * this.rows - 1e-9) - 1;
   ctx.fillStyle = fill;
   ctx.strokeStyle = edge;
   ctx.lineWidth = 1.5;
@@ -131,7 +133,7 @@ Heatmap.prototype.drawAxes = function (ctx, width) {
   ctx.textAlign = "center";
   var every = niceStep(34 / this.cellWidth);
   for (var s = 0; s < this.columns; s += every) {
-    ctx.fillText(String(s), HEAT_LEFT + (s + 0.5) * this.cellWidth, HEAT_TOP - 5);
+    ctx.fillText(String(s * this.span), HEAT_LEFT + (s + 0.5) * this.cellWidth, HEAT_TOP - 5);
   }
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
@@ -165,7 +167,8 @@ Heatmap.prototype.dragRange = function () {
 };
 
 Heatmap.prototype.cellCenter = function (second, row) {
-  var box = this.canvas.getBoundingClientRect(), cell = this.cellBox(second, row);
+  var box = this.canvas.getBoundingClientRect();
+  var cell = this.cellBox(Math.floor(second / this.span + 1e-9), row);
   return { x: box.left + cell.x + cell.w / 2, y: box.top + cell.y + cell.h / 2 };
 };
 

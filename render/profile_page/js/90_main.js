@@ -19,9 +19,16 @@ function ProfilePage(decoded) {
   this.meta = this.profile.meta;
   this.countName = String(this.meta.count_name || "samples");
   this.coolSubtree = String(this.meta.cool_subtree || "");
-  this.rowsPerSecond = Number(this.meta.time_resolution_s) === 1 ? 1 : 50;
-  this.columns = Math.max(1, Math.ceil(this.profile.durationS - 1e-9));
-  this.state = readFragment(window.location.hash);
+  // Times precise to a second or coarser (BPF counts, a fleet query's
+  // buckets) get one row per second.
+  this.timeResolutionS = Number(this.meta.time_resolution_s) || 0;
+  this.rowsPerSecond = this.timeResolutionS >= 1 ? 1 : 50;
+  // A column per second, or per bucket when times are that coarse.
+  this.span = this.timeResolutionS > 1 ? this.timeResolutionS : 1;
+  this.columns = Math.max(1, Math.ceil(this.profile.durationS / this.span - 1e-9));
+  // META's `view` is the first view when the URL has none (a fleet query's
+  // differential view opens with its baseline set).
+  this.state = readFragment(window.location.hash || String(this.meta.view || ""));
   this.compared = null;  // {profile, name}: another run as the baseline
   this.matches = null;
   this.heatmapKey = null;
@@ -30,7 +37,7 @@ function ProfilePage(decoded) {
   this.searchError = false;
   var tooltip = byId("tooltip"), self = this;
   this.heatmap = new Heatmap(byId("heatmap"), byId("events"), tooltip, {
-    rows: this.rowsPerSecond, columns: this.columns, durationS: this.profile.durationS,
+    rows: this.rowsPerSecond, columns: this.columns, span: this.span, durationS: this.profile.durationS,
     countName: this.countName, events: cleanEvents(this.meta.events),
     onSelect: function (range, baseline) { self.selectRange(range, baseline); }
   });
@@ -76,7 +83,11 @@ ProfilePage.prototype.fillHeader = function () {
   if (meta.mode) parts.push(String(meta.mode) + " profile");
   if (meta.generator) parts.push(String(meta.generator));
   byId("summary").textContent = parts.join(" \u00b7 ");
-  byId("heatmap-note").textContent = this.rowsPerSecond === 1 ?
+  byId("heatmap-note").textContent = this.timeResolutionS > 1 ?
+      "one column per " + this.timeResolutionS + " s (samples are counted per " +
+      this.timeResolutionS + " s); " +
+      "click or drag to select, shift+drag sets a baseline" :
+      this.rowsPerSecond === 1 ?
       "one row per second: this run recorded counts per second only" :
       "columns are seconds, rows " + 1000 / this.rowsPerSecond + " ms (row 0 starts the second); " +
       "click or drag to select, shift+drag sets a baseline";
@@ -217,9 +228,11 @@ ProfilePage.prototype.update = function () {
 ProfilePage.prototype.renderHeatmap = function (filter) {
   var key = this.state.pid + "/" + this.state.tid + "/" + this.state.hideIdle;
   if (key !== this.heatmapKey) {
-    this.heatmap.setCells(this.profile.heatmapCells(this.rowsPerSecond, this.columns, filter));
+    this.heatmap.setCells(this.profile.heatmapCells(this.rowsPerSecond, this.columns, filter, this.span));
     this.heatmapKey = key;
-    var perCell = this.rowsPerSecond === 1 ? "second" : "cell";
+    // Coarse times: a column per bucket.
+    var perCell = this.span > 1 ? this.span + " s" :
+        this.rowsPerSecond === 1 ? "second" : "cell";
     byId("legend-high").textContent = formatWeight(this.heatmap.max, this.countName) + " per " + perCell;
   }
   this.heatmap.setRanges(this.selectionRange(), this.compared ? null : this.baselineRange());

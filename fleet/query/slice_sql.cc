@@ -1,0 +1,114 @@
+#include "fleet/query/slice_sql.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace profcpu::fleet {
+namespace {
+
+constexpr int64_t kHour = 3600;
+constexpr int64_t kBucketSteps[] = {1,     2,     5,     10,    15,    30,     60,
+                                    120,   300,   600,   900,   1800,  3600,   7200,
+                                    10800, 21600, 43200, 86400, 172800, 604800};
+
+// The table and its time column, and the condition on both the time and the
+// labels. Bounds are literal numbers: toDateTime(N) compares as DateTime, so
+// the day partitions outside the range are not read.
+struct Table {
+  std::string name;
+  std::string time_column;
+};
+
+Table TableFor(const SliceSource& source) {
+  return source.hourly ? Table{"profcpu.samples_hourly_local", "hour"}
+                       : Table{"profcpu.samples_local", "time"};
+}
+
+std::string Condition(const SliceSource& source, absl::string_view where_sql) {
+  const Table table = TableFor(source);
+  return absl::StrCat(table.time_column, " >= toDateTime(", source.range.from, ") AND ",
+                      table.time_column, " < toDateTime(", source.range.to, ") AND (", where_sql,
+                      ")");
+}
+
+std::string IdList(const std::vector<uint64_t>& ids) {
+  // An empty IN () is a syntax error; no stack has id 0 that matters here.
+  if (ids.empty()) return "0";
+  return absl::StrJoin(ids, ",");
+}
+
+}  // namespace
+
+TimeRange WholeHours(const TimeRange& range) {
+  return {range.from - ((range.from % kHour) + kHour) % kHour,
+          range.to + (kHour - ((range.to % kHour) + kHour) % kHour) % kHour};
+}
+
+SliceSource ChooseSliceSource(const TimeRange& range, absl::Time now, absl::Duration raw_keep,
+                              absl::Duration raw_max) {
+  const int64_t oldest_raw = absl::ToUnixSeconds(now - raw_keep);
+  if (range.from >= oldest_raw && absl::Seconds(range.seconds()) <= raw_max) {
+    return {false, range};
+  }
+  return {true, WholeHours(range)};
+}
+
+int64_t ChooseBucketSeconds(const TimeRange& range, bool hourly, int64_t max_buckets) {
+  for (int64_t step : kBucketSteps) {
+    if (hourly && step < kHour) continue;
+    if ((range.seconds() + step - 1) / step <= max_buckets) return step;
+  }
+  return std::max<int64_t>(kBucketSteps[std::size(kBucketSteps) - 1],
+                           (range.seconds() + max_buckets - 1) / max_buckets);
+}
+
+std::string TopStacksSql(const SliceSpec& spec) {
+  const Table table = TableFor(spec.source);
+  return absl::StrCat("SELECT stack_id, sum(count) AS samples FROM ", table.name, " WHERE ",
+                      Condition(spec.source, spec.where_sql),
+                      " GROUP BY stack_id ORDER BY samples DESC, stack_id LIMIT ", spec.max_stacks,
+                      " FORMAT TabSeparated");
+}
+
+std::string SliceSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids) {
+  const Table table = TableFor(spec.source);
+  const std::string condition = Condition(spec.source, spec.where_sql);
+  const std::string bucket =
+      spec.bucket_seconds > 0
+          ? absl::StrCat("intDiv(toUInt32(", table.time_column, "), ", spec.bucket_seconds,
+                         ") * ", spec.bucket_seconds)
+          : std::string("toUInt32(0)");
+  // Within each bucket a stack outside `stack_ids` counts in the bucket's
+  // "other" row.
+  return absl::StrCat(
+      "SELECT ", bucket, " AS bucket, stack_id IN (", IdList(stack_ids),
+      ") AS top, if(top, stack_id, toUInt64(0)) AS stack, sum(count) AS samples, ",
+      "min(comm), max(comm) FROM ", table.name, " WHERE ", condition,
+      " GROUP BY bucket, top, stack ORDER BY bucket, top, stack FORMAT TabSeparated");
+}
+
+std::string StacksSql(const std::vector<uint64_t>& stack_ids) {
+  // ReplacingMergeTree may hold a stack twice until it merges: one each.
+  return absl::StrCat("SELECT id, any(frame_ids) FROM profcpu.stacks_local WHERE id IN (",
+                      IdList(stack_ids), ") GROUP BY id FORMAT TabSeparated");
+}
+
+std::string FramesSql(const std::vector<uint64_t>& stack_ids) {
+  return absl::StrCat(
+      "SELECT id, any(name), any(module) FROM profcpu.frames_local WHERE id IN (SELECT "
+      "arrayJoin(frame_ids) FROM profcpu.stacks_local WHERE id IN (",
+      IdList(stack_ids), ")) GROUP BY id FORMAT TabSeparated");
+}
+
+std::string LabelValuesSql(const SliceSource& source, absl::string_view where_sql,
+                           absl::string_view label, uint64_t max_values) {
+  return absl::StrCat("SELECT ", label, ", sum(count) AS samples FROM ", TableFor(source).name,
+                      " WHERE ", Condition(source, where_sql), " GROUP BY ", label,
+                      " ORDER BY samples DESC, ", label, " LIMIT ", max_values,
+                      " FORMAT TabSeparated");
+}
+
+}  // namespace profcpu::fleet
