@@ -29,9 +29,11 @@ std::pair<std::string, std::string> ModuleOf(const fold::Profile& profile,
     const symbolize::Module& module = profile.modules()[location.code.space];
     return {FileName(module.path), absl::BytesToHexString(module.build_id)};
   }
-  if (location.code.kind == CodeKind::kProcess) return {"[jit]", ""};
   const symbolize::Symbolization* named = profile.symbols().Find(location.code);
-  return {named != nullptr ? FileName(named->module) : "", ""};
+  if (named == nullptr || named->frames.empty()) return {"", ""};  // [unknown]
+  // A process's JIT code, named from its perf map or jitdump.
+  if (location.code.kind == CodeKind::kProcess) return {"[jit]", ""};
+  return {FileName(named->module), ""};
 }
 
 // Names and ids each distinct Profile stack once.

@@ -89,6 +89,26 @@ TEST_F(WindowRowsTest, CountsPerSecondProcessAndStackWithSharedIds) {
   EXPECT_EQ(rows.labels[rows.samples[2].labels].pod, "api-2");
 }
 
+TEST_F(WindowRowsTest, UnnamedProcessCodeIsUnknownNotJit) {
+  fold::Location garbage;  // a frame-pointer walk through code without frame pointers
+  garbage.address = 0x1234;
+  garbage.code = {symbolize::CodeKind::kProcess, 10, 0x1234};
+  fold::Location jit;
+  jit.address = 0x5000;
+  jit.code = {symbolize::CodeKind::kProcess, 10, 0x5000};
+  symbolize::SymbolTable table = profile_.symbols();
+  table.Insert(jit.code, {"/tmp/perf-10.map", {{"Program::Main()[Optimized]"}}});
+  profile_.SetSymbols(table);
+  Add(10, "api", 5'100'000'000,
+      {profile_.InternLocation(jit), profile_.InternLocation(garbage), main_});
+  WindowRows rows = BuildWindowRows(profile_, clock_, LabelsFor);
+  ASSERT_EQ(rows.frames.size(), 3u);
+  EXPECT_EQ(rows.frames[1].name, "[unknown]");
+  EXPECT_EQ(rows.frames[1].module, "");
+  EXPECT_EQ(rows.frames[2].name, "Program::Main[Optimized]");  // as folded names it
+  EXPECT_EQ(rows.frames[2].module, "[jit]");  // never the pid's perf map path
+}
+
 TEST_F(WindowRowsTest, CountedSamplesWeighTheirCount) {
   clock_.weighted = true;
   Add(10, "api", 6'000'000'000, {work_, main_}, /*period=*/7);
