@@ -55,7 +55,7 @@ class FleetAgentTest(unittest.TestCase):
         return procs
 
     def test_outage_of_its_shard_loses_nothing_and_shares_hold(self):
-        """Two minutes of two cpu_shares processes at 199 Hz (up to 2 x 23,880
+        """Two minutes of two cpu_shares processes at 499 Hz (up to 2 x 59,880
         samples; at least 12,000 on a machine the tests share, where a
         share's sampling error is under 0.46 points: 1 point is over 2 of
         them, and each round's random length keeps the sampling unbiased),
@@ -65,7 +65,7 @@ class FleetAgentTest(unittest.TestCase):
         self.start_fixtures(2)
         node = "node-outage"
         agent = ft.Agent(self.tmp.path, self.shards.store_flag,
-                         ["-node", node, "-freq", "199", "-window", "10", "-store-timeout", "5"],
+                         ["-node", node, "-freq", "499", "-window", "10", "-store-timeout", "5"],
                          name="outage")
         self.addCleanup(agent.kill)
         shard = self.shard_of(agent)
