@@ -86,6 +86,8 @@ class FleetAgentTest(unittest.TestCase):
         self.assertEqual(sum(n for _, n in agent.windows_logged()), totals["samples"])
         self.assertGreater(totals["samples"], 12000)
         self.assertEqual(self.stored_samples(node), totals["samples"])
+        print(f"\noutage: {totals['windows']} windows, {totals['samples']} samples taken, "
+              f"{totals['samples_sent']} stored, {self.stored_samples(node)} in the store")
 
         folded = os.path.join(self.tmp.path, "outage.folded")
         t.run_profcpu(["query", "-store", self.shards.store_flag, "-from", utc(began - 5),
@@ -117,6 +119,8 @@ class FleetAgentTest(unittest.TestCase):
         agent.wait_for_log(r"was stored by an earlier send that timed out", 90)
         time.sleep(4)
         totals = agent.stop()
+        print(f"\nslow store: {totals['found_stored']} windows found stored on retry, "
+              f"{totals['samples']} samples taken, {self.stored_samples(node)} in the store")
         self.assertGreaterEqual(totals["found_stored"], 1, agent.log())
         self.assertEqual(totals["windows_lost"], 0, agent.log())
         self.assertEqual(totals["samples_sent"], totals["samples"], agent.log())
@@ -148,6 +152,9 @@ class FleetAgentTest(unittest.TestCase):
         self.assertEqual(int(lost[0]), totals["windows_lost"])
         self.assertEqual(int(lost[1]), totals["samples_lost"])
         self.assertIn("spool full", lost[2])
+        print(f"\nspool cap: {totals['samples']} samples taken, {totals['samples_sent']} stored, "
+              f"{totals['windows_lost']} windows ({totals['samples_lost']} samples) lost; "
+              f"losses table: {lost[0]} windows, {lost[1]} samples, '{lost[2]}'")
 
     def test_container_samples_carry_its_id(self):
         import test_bare_container as bare
@@ -198,6 +205,7 @@ class HostileStoreTest(unittest.TestCase):
         self.addCleanup(agent.kill)
         time.sleep(15)
         rss_kb = agent.max_rss_kb()
+        print(f"\n{name}: agent peak RSS {rss_kb // 1024} MB, {store.requests} requests")
         totals = agent.stop(timeout=60)
         log = agent.log()
         self.assertGreater(store.requests, 0)
