@@ -110,6 +110,29 @@ std::string FunctionName(Dwarf_Die* die) {
   return "";
 }
 
+// What libdw holds of the file once open: its .debug_* sections,
+// decompressed (the sizes come from the section and compression headers, so
+// nothing is read or inflated to count them).
+uint64_t DebugSectionBytes(Elf* elf) {
+  uint64_t bytes = 0;
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+    const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+    if (name == nullptr) continue;
+    absl::string_view section(name);
+    if (!absl::StartsWith(section, ".debug_") && !absl::StartsWith(section, ".zdebug_")) continue;
+    GElf_Chdr chdr;
+    const uint64_t size = (shdr.sh_flags & SHF_COMPRESSED) != 0 && gelf_getchdr(scn, &chdr) != nullptr
+                              ? chdr.ch_size
+                              : shdr.sh_size;
+    bytes = size > UINT64_MAX - bytes ? UINT64_MAX : bytes + size;  // hostile sizes saturate
+  }
+  return bytes;
+}
+
 }  // namespace
 
 class DwarfSymbols::Impl {
@@ -214,26 +237,7 @@ class DwarfSymbols::Impl {
            unit_ranges_.capacity() * sizeof(Range) + indexed_bytes_;
   }
 
-  // What libdw holds of the file: its .debug_* sections, decompressed.
-  void CountSections() {
-    size_t shstrndx = 0;
-    if (elf_getshdrstrndx(file_.get(), &shstrndx) != 0) return;
-    for (Elf_Scn* scn = elf_nextscn(file_.get(), nullptr); scn != nullptr;
-         scn = elf_nextscn(file_.get(), scn)) {
-      GElf_Shdr shdr;
-      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
-      const char* name = elf_strptr(file_.get(), shstrndx, shdr.sh_name);
-      if (name == nullptr) continue;
-      absl::string_view section(name);
-      if (!absl::StartsWith(section, ".debug_") && !absl::StartsWith(section, ".zdebug_")) continue;
-      GElf_Chdr chdr;
-      if ((shdr.sh_flags & SHF_COMPRESSED) != 0 && gelf_getchdr(scn, &chdr) != nullptr) {
-        section_bytes_ += chdr.ch_size;
-      } else {
-        section_bytes_ += shdr.sh_size;
-      }
-    }
-  }
+  void SetSectionBytes(uint64_t bytes) { section_bytes_ = bytes; }
 
  private:
   struct Range {
@@ -365,7 +369,7 @@ class DwarfSymbols::Impl {
   std::vector<Unit> units_;
   std::vector<Range> unit_ranges_;
   bool truncated_ = false;
-  size_t section_bytes_ = 0;
+  uint64_t section_bytes_ = 0;
   size_t indexed_bytes_ = 0;  // functions, segments and names of the units indexed
 };
 
@@ -375,6 +379,15 @@ absl::StatusOr<std::unique_ptr<DwarfSymbols>> DwarfSymbols::FromFd(int fd, absl:
   base::UniqueFd own(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
   if (!own.valid()) return base::ErrnoStatus(errno, absl::StrCat("dup fd of ", what));
   PROFCPU_ASSIGN_OR_RETURN(ElfFile file, ElfFile::Open(std::move(own), what));
+  // Counted before dwarf_begin_elf, which reads every debug section.
+  const uint64_t section_bytes = DebugSectionBytes(file.get());
+  if (section_bytes > limits.max_section_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        what, " has ", section_bytes >> 20, " MB of DWARF, over the ",
+        limits.max_section_bytes >> 20,
+        " MB read per module here: named from its ELF symbol tables only, without inlined "
+        "frames or source lines"));
+  }
   // dwarf_begin_elf decompresses SHF_COMPRESSED and .zdebug sections itself.
   DwarfPtr dwarf(dwarf_begin_elf(file.get(), DWARF_C_READ, nullptr));
   if (dwarf == nullptr) {
@@ -388,7 +401,7 @@ absl::StatusOr<std::unique_ptr<DwarfSymbols>> DwarfSymbols::FromFd(int fd, absl:
   auto impl =
       std::make_unique<Impl>(std::move(file), std::move(dwarf), std::string(what), limits);
   impl->IndexUnits();
-  impl->CountSections();
+  impl->SetSectionBytes(section_bytes);
   return std::unique_ptr<DwarfSymbols>(new DwarfSymbols(std::move(impl)));
 }
 

@@ -34,12 +34,23 @@ struct DwarfLimits {
   size_t max_units = 1 << 20;
   size_t max_functions_per_unit = 1 << 22;
   size_t max_depth = 256;  // DIE nesting walked (inline chains are far shallower)
+  // The .debug_* sections' bytes (decompressed) a file may have for its DWARF
+  // to be read. libdw reads them all into memory when it opens the file, and
+  // indexing a unit costs a few times its share again (abbreviations, line
+  // tables, the function index): a module with 75 MB of DWARF took a
+  // long-running process to 270 MB of heap. Past it FromFd refuses the file
+  // (ResourceExhausted) before reading any of it; the module is then named
+  // from its ELF symbol tables, without inlined frames or lines. The default
+  // reads any size (collect, postprocess); the fleet agent sets a bound.
+  uint64_t max_section_bytes = UINT64_MAX;
 };
 
 class DwarfSymbols {
  public:
   // Reads the DWARF of the ELF file open at `fd`; the fd is duplicated and
-  // kept for lazy reads. NotFound when the file has no DWARF.
+  // kept for lazy reads. NotFound when the file has no DWARF;
+  // ResourceExhausted when its debug sections exceed
+  // limits.max_section_bytes (nothing of them is read).
   static absl::StatusOr<std::unique_ptr<DwarfSymbols>> FromFd(int fd, absl::string_view what,
                                                              const DwarfLimits& limits = {});
   ~DwarfSymbols();

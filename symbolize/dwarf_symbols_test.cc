@@ -144,6 +144,25 @@ TEST(DwarfSymbolsTest, FileWithoutDwarfIsNotFound) {
   EXPECT_EQ(dwarf.status().code(), absl::StatusCode::kNotFound);
 }
 
+// A file with more DWARF than the bound is refused before libdw reads it
+// (the fleet agent's cap on what naming one module may hold); within the
+// bound it is read as always.
+TEST(DwarfSymbolsTest, DwarfOverTheByteBoundIsRefused) {
+  const std::string path = testing::SymfixPath("symfix_dwarf5");
+  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  DwarfLimits limits;
+  limits.max_section_bytes = 1;
+  auto refused = DwarfSymbols::FromFd(fd.get(), path, limits);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.status().message(), HasSubstr("ELF symbol tables only"));
+
+  limits.max_section_bytes = 64 << 20;
+  auto read = DwarfSymbols::FromFd(fd.get(), path, limits);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE((*read)->Lookup(testing::ElfSymbolValue(path, "symfix_marker_blend")).empty());
+}
+
 TEST(DwarfSymbolsTest, NotElfIsAnError) {
   testing::ScratchDir dir;
   std::string path = dir.Write("x", "not an ELF file at all");

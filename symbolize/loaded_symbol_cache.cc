@@ -163,10 +163,10 @@ uint64_t LoadedSymbolCache::StartTime(uint32_t pid) const {
 
 absl::StatusOr<SharedModule> LoadedSymbolCache::LoadModule(
     const Module& module, const base::RootDir* target_root,
-    const std::vector<DebugSearchRoot>& debug_roots) {
+    const std::vector<DebugSearchRoot>& debug_roots, const ModuleSymbolizerLimits& limits) {
   auto uncached = [&]() -> absl::StatusOr<SharedModule> {
     ++stats_.module_uncached;
-    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(module, target_root, debug_roots);
+    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(module, target_root, debug_roots, limits);
     if (!loaded.ok()) return loaded.status();
     return SharedModule{std::move(loaded->symbolizer), std::move(loaded->warnings)};
   };
@@ -200,7 +200,7 @@ absl::StatusOr<SharedModule> LoadedSymbolCache::LoadModule(
     ++stats_.module_loads;
     Module file = module;
     file.inode = static_cast<uint64_t>(st.st_ino);  // the identity warning is `change`
-    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(file, target_root, debug_roots);
+    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(file, target_root, debug_roots, limits);
     Entry entry;
     if (loaded.ok()) {
       if (!build_id.empty() && loaded->symbolizer->build_id() != build_id) {

@@ -144,10 +144,12 @@ class LoadedSymbolCache {
 
   // For the symbolizer (symbolizer.h, jit_sources.h) -----------------------
 
-  // LoadModuleSymbolizer(module, target_root, debug_roots), or what an
-  // earlier call loaded from the very same file.
+  // LoadModuleSymbolizer(module, target_root, debug_roots, limits), or what
+  // an earlier call loaded from the very same file (a cache's callers use
+  // one set of limits: they are not part of the key).
   absl::StatusOr<SharedModule> LoadModule(const Module& module, const base::RootDir* target_root,
-                                          const std::vector<DebugSearchRoot>& debug_roots);
+                                          const std::vector<DebugSearchRoot>& debug_roots,
+                                          const ModuleSymbolizerLimits& limits = {});
 
   // Kallsyms::Load(path), reloaded as the header says.
   absl::StatusOr<std::shared_ptr<const Kallsyms>> LoadKallsyms(const std::string& path);

@@ -14,6 +14,7 @@
 namespace profcpu::symbolize {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -90,6 +91,35 @@ TEST_F(ModuleSymbolizerTest, StrippedWithoutDebugFileNamesOnlyDynsym) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->symbolizer->Lookup(MarkerOffset()), IsEmpty());
   EXPECT_EQ(loaded->symbolizer->debug_file(), "");
+}
+
+// Over the DWARF bound (the fleet agent's), a module is named from its ELF
+// symbol tables: the function, without the inlined frame or a line, and a
+// warning says why. Both where the DWARF is in the file and in a debug file.
+TEST_F(ModuleSymbolizerTest, DwarfOverTheBoundNamesFromElfSymbolsOnly) {
+  Place(target_, "app/symfix_dwarf5", "symfix_dwarf5");
+  Place(target_, "app/symfix_buildid", "symfix_buildid");
+  std::string hex = absl::BytesToHexString(testing::ElfBuildId(testing::SymfixPath("symfix_buildid")));
+  ASSERT_FALSE(hex.empty());
+  Place(target_, absl::StrCat("usr/lib/debug/.build-id/", hex.substr(0, 2), "/", hex.substr(2),
+                              ".debug"),
+        "symfix_buildid.debug");
+  auto root = Root(target_);
+  ModuleSymbolizerLimits limits;
+  limits.dwarf.max_section_bytes = 1;
+  for (const char* name : {"symfix_dwarf5", "symfix_buildid"}) {
+    SCOPED_TRACE(name);
+    auto loaded = LoadModuleSymbolizer(ModuleAt(absl::StrCat("/app/", name)), root.get(),
+                                       {{root, DebugSearchRoot::Kind::kSystem, "target"}}, limits);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_FALSE(loaded->symbolizer->has_dwarf());
+    std::vector<Frame> frames = loaded->symbolizer->Lookup(MarkerOffset());
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_THAT(frames[0].function, HasSubstr("symfix::Churn<unsigned long>"));
+    EXPECT_FALSE(frames[0].inlined);
+    EXPECT_EQ(frames[0].line, 0u);
+    EXPECT_THAT(loaded->warnings, Contains(HasSubstr("ELF symbol tables only")));
+  }
 }
 
 TEST_F(ModuleSymbolizerTest, BuildIdRule) {

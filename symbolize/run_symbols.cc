@@ -104,6 +104,7 @@ absl::StatusOr<ResolvedSymbols> RunSymbols::Resolve() {
   symbolizer_options.symbol_dirs = options_.symbol_dirs;
   symbolizer_options.debuginfod_cache = DebuginfodClientCacheDir();
   symbolizer_options.cache = options_.cache;
+  symbolizer_options.max_dwarf_bytes = options_.max_dwarf_bytes;
   // With new symbol directories, frames the snapshot left unknown get another
   // try (and without them, those of modules whose debug file is on this
   // machine: symbolizer.h).

@@ -56,6 +56,10 @@ struct RunSymbolsOptions {
   // copies already there (the collector's perf-map copies) are read from
   // the folder.
   bool keep_jit_copies = true;
+  // SymbolizerOptions::max_dwarf_bytes: a module with more DWARF than this
+  // is named from its ELF symbols alone. Unbounded for collect and
+  // postprocess; the fleet agent bounds it (agent_defaults.h).
+  uint64_t max_dwarf_bytes = UINT64_MAX;
 };
 
 // What the replay found that needs names.

@@ -186,9 +186,11 @@ class Symbolizer::Impl {
     std::vector<DebugSearchRoot> roots;
     if (root != nullptr) roots.push_back({root, DebugSearchRoot::Kind::kSystem, "the target's root"});
     roots.insert(roots.end(), own_roots_.begin(), own_roots_.end());
+    ModuleSymbolizerLimits limits;
+    limits.dwarf.max_section_bytes = options_.max_dwarf_bytes;
     absl::StatusOr<SharedModule> loaded =
-        options_.cache != nullptr ? options_.cache->LoadModule(module, root.get(), roots)
-                                  : LoadModule(module, root.get(), roots);
+        options_.cache != nullptr ? options_.cache->LoadModule(module, root.get(), roots, limits)
+                                  : LoadModule(module, root.get(), roots, limits);
     if (!loaded.ok()) {
       if (root == nullptr && module.build_id.empty()) {
         Warn(absl::StrCat("files of pid ", module.example_pid,
@@ -245,8 +247,9 @@ class Symbolizer::Impl {
     return std::make_shared<const Kallsyms>(std::move(*loaded));
   }
   static absl::StatusOr<SharedModule> LoadModule(const Module& module, const base::RootDir* root,
-                                                 const std::vector<DebugSearchRoot>& roots) {
-    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(module, root, roots);
+                                                 const std::vector<DebugSearchRoot>& roots,
+                                                 const ModuleSymbolizerLimits& limits) {
+    absl::StatusOr<LoadedModule> loaded = LoadModuleSymbolizer(module, root, roots, limits);
     if (!loaded.ok()) return loaded.status();
     return SharedModule{std::move(loaded->symbolizer), std::move(loaded->warnings)};
   }

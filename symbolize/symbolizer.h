@@ -43,6 +43,9 @@ struct SymbolizerOptions {
   // are taken from it and loaded into it. nullptr: everything is loaded for
   // this Symbolizer alone.
   LoadedSymbolCache* cache = nullptr;
+  // DwarfLimits::max_section_bytes for every module read: past it a module
+  // is named from its ELF symbols alone (no inlined frames), with a warning.
+  uint64_t max_dwarf_bytes = UINT64_MAX;
 };
 
 class Symbolizer {

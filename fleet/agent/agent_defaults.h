@@ -31,6 +31,17 @@ inline constexpr int kAgentSpoolMegabytes = 256;
 // it ever sampled (least recently used go first).
 inline constexpr uint64_t kAgentSymbolCacheBytes = uint64_t{48} << 20;
 
+// The DWARF a module may have for the agent to read it (its .debug_*
+// sections, decompressed); bigger ones are named from their ELF symbol
+// tables, without inlined frames or lines. libdw holds all of a file's
+// sections while it is read, and the units a window reaches cost about as
+// much again: a busy process with 65 MB of DWARF (profcpu's own
+// RelWithDebInfo build) took the agent to 130-310 MB resident, and being
+// over the cache's cap it was read again every window. 16 MB keeps a
+// window's naming well under the agent's 100 MB and still reads the debug
+// files of common libraries (libc's is a few MB).
+inline constexpr uint64_t kAgentMaxDwarfBytes = uint64_t{16} << 20;
+
 // The agent asks the store for counts only: a larger answer is hostile.
 inline constexpr uint64_t kAgentMaxAnswerBytes = uint64_t{1} << 20;
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "fleet/agent/agent_defaults.h"
 #include "fold/profile_builder.h"
 #include "fold/profile_shaping.h"
 #include "recording/recording_reader.h"
@@ -22,6 +23,7 @@ absl::StatusOr<NamedWindow> NameWindow(const std::string& dir,
   symbolize::RunSymbolsOptions options{dir, files, {}, /*strip_tiers=*/false, &dotnet_code};
   options.cache = cache;
   options.keep_jit_copies = false;
+  options.max_dwarf_bytes = kAgentMaxDwarfBytes;
   symbolize::RunSymbols symbols(options, log);
   PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built,
                            fold::BuildProfile(*reader, {symbols.jit_history(), symbols.unwinder()}));
