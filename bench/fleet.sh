@@ -53,10 +53,12 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 # Busy and total jiffies of the whole machine (every core).
 machine_ticks() { awk '/^cpu / {print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
 
-# measure NAME PID SECONDS: prints a row every $interval s (minute, % of one
-# core over the interval, RSS MB); sets mean_pct (whole run, from the
+# measure NAME PID SECONDS T0: prints a row every $interval s (minute, % of
+# one core over the interval, RSS MB); sets mean_pct (whole run, from T0, the
 # process's start), steady_pct (after its first minute), rss_first, rss_last,
-# rss_max (MB) and machine_pct (all cores' busy share, everyone's work).
+# rss_max (MB, of the readings), rss_hwm (the kernel's high-water mark of its
+# RSS, VmHWM: the peaks between readings) and machine_pct (all cores' busy
+# share, everyone's work).
 measure() {
   local name=$1 pid=$2 seconds=$3 t0=$4
   local m0 prev_t prev_c t c rss pct elapsed
@@ -83,6 +85,7 @@ measure() {
   done
   local m1
   read -r -a m1 <<<"$(machine_ticks)"
+  rss_hwm=$(awk '/^VmHWM:/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
   mean_pct=$(awk -v c="$prev_c" -v t="$prev_t" -v t0="$t0" -v hz="$hz" 'BEGIN {printf "%.2f", c / hz / (t - t0) * 100}')
   steady_pct=n/a
   if [ -n "$steady_t0" ] && [ "$steady_t0" != "$prev_t" ]; then
@@ -126,6 +129,7 @@ started+=("$agent")
 measure agent "$agent" $((minutes * 60)) "$t0"
 agent_mean=$mean_pct agent_steady=$steady_pct agent_machine=$machine_pct
 agent_rss="$rss_first / $rss_last / $rss_max"
+agent_hwm=$rss_hwm
 agent_rss_max=$rss_max agent_rss_growth=$(awk -v a="$rss_first" -v b="$rss_last" 'BEGIN {printf "%.1f", b - a}')
 kill -TERM "$agent"
 wait "$agent" || { echo "the agent exited with $?; its log:" >&2; tail "$work/agent.log" >&2; exit 1; }
@@ -139,6 +143,10 @@ else
 fi
 echo "  windows logged: $(grep -c ' window [0-9]*:' "$work/agent.log"); $agent_lost; its window lines:"
 grep ' window [0-9]*:' "$work/agent.log" | sed 's/.* window [0-9]*: /    /' || true
+# Every process of the node is profiled (and named): others' work here too.
+echo "  what it sampled (top executables, samples):"
+ch --query "SELECT exe, comm, sum(count) AS n FROM profcpu.samples WHERE node = 'bench-node' GROUP BY exe, comm ORDER BY n DESC LIMIT 8 FORMAT TSV" |
+  awk -F'\t' '{printf "    %-24s %-18s %s\n", ($1 == "" ? "-" : $1), $2, $3}'
 
 echo
 echo "== compared with: perf record -F 19 -a -g -o /dev/null, same busy threads, $perf_minutes min"
@@ -149,6 +157,7 @@ started+=("$perf_pid")
 measure perf "$perf_pid" $((perf_minutes * 60)) "$t0"
 perf_mean=$mean_pct perf_steady=$steady_pct perf_machine=$machine_pct
 perf_rss="$rss_first / $rss_last / $rss_max"
+perf_hwm=$rss_hwm
 kill -INT "$perf_pid"
 wait "$perf_pid" 2>/dev/null || true
 kill "$busy" 2>/dev/null || true
@@ -218,6 +227,7 @@ printf '  %-34s %-26s %-30s %s\n' "CPU, % of one core (mean)" "agent: $agent_mea
 printf '  %-34s %-26s %-30s\n' "  after the first minute" "$agent_steady" "$perf_steady"
 printf '  %-34s %-26s %-30s %s\n' "RSS MB first / last / max" "$agent_rss" "$perf_rss" \
   "< 100, flat: $(verdict_le "$agent_rss_max" 100), grew ${agent_rss_growth} MB"
+printf '  %-34s %-26s %-30s\n' "RSS high-water mark MB (VmHWM)" "$agent_hwm" "$perf_hwm"
 printf '  %-34s %-26s %-30s\n' "machine busy while measured" "${agent_machine}% of all cores" "${perf_machine}% of all cores"
 printf '  %-34s %-26s\n' "agent stopped by SIGTERM" "$agent_lost"
 printf '  %-34s %-26s %-30s\n' "ingest rows/s into one server" "$fill_rate (RowBinary+gzip)" "$cc_rate (clickhouse-client TSV)"

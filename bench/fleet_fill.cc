@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   for (const auto& w : windows) real_rows += w.size();
   std::printf("source: %zu windows, %llu rows of node %s\n", windows.size(),
               static_cast<unsigned long long>(real_rows), source.c_str());
+  std::fflush(stdout);  // before the progress on stderr, when both go to one file
 
   // Its stacks and frames onto every shard.
   for (const char* table : {"stacks_local", "frames_local"}) {
