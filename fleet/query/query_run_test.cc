@@ -1,3 +1,4 @@
+#include "absl/synchronization/mutex.h"
 #include "fleet/query/query_run.h"
 
 #include <string>
@@ -16,8 +17,13 @@ using ::testing::HasSubstr;
 // shard 0, pod b runs stack 8 (main;idle) on shard 1; -diff's baseline
 // range (before time 1000) has only half of stack 7.
 Shards FakeShards(std::vector<std::string>* log) {
+  // Shards are asked at once, from threads of their own.
+  static absl::Mutex log_mutex;
   return Shards{2, [log](size_t shard, const std::string& sql) -> absl::StatusOr<std::string> {
-    log->push_back(sql);
+    {
+      absl::MutexLock lock(&log_mutex);
+      log->push_back(sql);
+    }
     const bool baseline = absl::StrContains(sql, "< toDateTime(1000)");
     const bool only_a = absl::StrContains(sql, "pod = 'a'");
     const bool only_b = absl::StrContains(sql, "pod = 'b'");

@@ -1,19 +1,46 @@
 #include "fleet/query/slice_query.h"
 
 #include <algorithm>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "fleet/query/shard_tsv.h"
 
 namespace profcpu::fleet {
+namespace {
+
+// Every shard's answer to its SQL (`sql_of(shard)`; "" asks nothing and
+// answers ""), all shards asked at once: a round costs the slowest shard's
+// time, not the sum of all. Answers come back in shard order.
+std::vector<absl::StatusOr<std::string>> AskShards(
+    const Shards& shards, const std::function<std::string(size_t)>& sql_of) {
+  std::vector<absl::StatusOr<std::string>> answers(shards.count, std::string());
+  std::vector<std::thread> asking;
+  for (size_t shard = 0; shard < shards.count; ++shard) {
+    std::string sql = sql_of(shard);
+    if (sql.empty()) continue;
+    asking.emplace_back([&shards, &answers, shard, sql = std::move(sql)] {
+      answers[shard] = shards.query(shard, sql);
+    });
+  }
+  for (std::thread& thread : asking) thread.join();
+  return answers;
+}
+
+}  // namespace
 
 absl::StatusOr<MergedSlice> QuerySlice(const Shards& shards, const SliceSpec& spec) {
   // Round 1: each shard's top stacks, summed; the top of the sums.
   const std::string top_sql = TopStacksSql(spec);
   absl::flat_hash_map<uint64_t, uint64_t> candidates;
+  std::vector<absl::StatusOr<std::string>> top_answers =
+      AskShards(shards, [&top_sql](size_t) { return top_sql; });
   for (size_t shard = 0; shard < shards.count; ++shard) {
-    absl::StatusOr<std::string> answer = shards.query(shard, top_sql);
+    const absl::StatusOr<std::string>& answer = top_answers[shard];
     if (!answer.ok()) return answer.status();
     absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(*answer, 2, spec.max_stacks);
     if (!rows.ok()) {
@@ -41,8 +68,10 @@ absl::StatusOr<MergedSlice> QuerySlice(const Shards& shards, const SliceSpec& sp
   // Round 2: those stacks' exact counts (per bucket) on every shard.
   const std::string sql = SliceSql(spec, ids);
   SliceMerger merger;
+  std::vector<absl::StatusOr<std::string>> answers =
+      AskShards(shards, [&sql](size_t) { return sql; });
   for (size_t shard = 0; shard < shards.count; ++shard) {
-    absl::StatusOr<std::string> answer = shards.query(shard, sql);
+    absl::StatusOr<std::string>& answer = answers[shard];
     if (!answer.ok()) return answer.status();
     absl::Status added = merger.AddShardAnswer(shard, absl::StrCat("shard ", shard), *answer);
     if (!added.ok()) return added;
@@ -57,18 +86,21 @@ absl::Status QueryStackNames(const Shards& shards, const MergedSlice& slice, Sta
       if (shard < shards.count) ids_of_shard[shard].push_back(id);
     }
   }
+  for (std::vector<uint64_t>& ids : ids_of_shard) std::sort(ids.begin(), ids.end());
+  std::vector<absl::StatusOr<std::string>> stacks = AskShards(shards, [&](size_t shard) {
+    return ids_of_shard[shard].empty() ? std::string() : StacksSql(ids_of_shard[shard]);
+  });
+  std::vector<absl::StatusOr<std::string>> frames = AskShards(shards, [&](size_t shard) {
+    return ids_of_shard[shard].empty() ? std::string() : FramesSql(ids_of_shard[shard]);
+  });
   for (size_t shard = 0; shard < shards.count; ++shard) {
-    std::vector<uint64_t>& ids = ids_of_shard[shard];
-    if (ids.empty()) continue;
-    std::sort(ids.begin(), ids.end());
+    if (ids_of_shard[shard].empty()) continue;
     const std::string where = absl::StrCat("shard ", shard);
-    absl::StatusOr<std::string> stacks = shards.query(shard, StacksSql(ids));
-    if (!stacks.ok()) return stacks.status();
-    absl::Status added = names->AddStacksAnswer(where, *stacks);
+    if (!stacks[shard].ok()) return stacks[shard].status();
+    absl::Status added = names->AddStacksAnswer(where, *stacks[shard]);
     if (!added.ok()) return added;
-    absl::StatusOr<std::string> frames = shards.query(shard, FramesSql(ids));
-    if (!frames.ok()) return frames.status();
-    added = names->AddFramesAnswer(where, *frames);
+    if (!frames[shard].ok()) return frames[shard].status();
+    added = names->AddFramesAnswer(where, *frames[shard]);
     if (!added.ok()) return added;
   }
   return absl::OkStatus();
@@ -84,8 +116,10 @@ absl::StatusOr<std::vector<LabelValue>> QueryLabelValues(const Shards& shards,
   }
   const std::string sql = LabelValuesSql(source, where_sql, label, max_values);
   absl::flat_hash_map<std::string, uint64_t> counts;
+  std::vector<absl::StatusOr<std::string>> answers =
+      AskShards(shards, [&sql](size_t) { return sql; });
   for (size_t shard = 0; shard < shards.count; ++shard) {
-    absl::StatusOr<std::string> answer = shards.query(shard, sql);
+    const absl::StatusOr<std::string>& answer = answers[shard];
     if (!answer.ok()) return answer.status();
     absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(*answer, 2, max_values);
     if (!rows.ok()) {
