@@ -130,7 +130,9 @@ class FakeNodeTest : public ::testing::Test {
     Write(dir + "/cgroup", absl::StrCat("4:memory:/x\n0::", cgroup, "\n"));
     Write(dir + "/comm", comm + "\n");
     Write(dir + "/stat", Stat(start_time, comm));
-    Write(dir + "/environ", std::string("PATH=/bin\0HOSTNAME=checkout-6d5f8-x2v9q\0HOME=/", 48));
+    // Entries end with a NUL each: the literal's own terminator ends the last.
+    static constexpr char kEnviron[] = "PATH=/bin\0HOSTNAME=checkout-6d5f8-x2v9q\0HOME=/";
+    Write(dir + "/environ", std::string(kEnviron, sizeof(kEnviron)));
     Write(dir + "/maps",
           "55d0c000-55d0c010 r-xp 00000000 08:01 11 /app/server\n"
           "7f10a000-7f10b000 r-xp 00001000 08:01 12 "
