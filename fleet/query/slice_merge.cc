@@ -9,6 +9,11 @@
 namespace profcpu::fleet {
 namespace {
 
+constexpr uint64_t kMaxShardTotal = uint64_t{1} << 48;
+
+}  // namespace
+namespace {
+
 // How much of an answer is parsed into rows of strings at a time.
 constexpr size_t kPieceBytes = 1 << 20;
 
@@ -77,9 +82,12 @@ absl::Status SliceMerger::AddShardAnswer(size_t shard, absl::string_view url,
         return AtShard(url, "slice answer",
                        absl::InvalidArgumentError("top or bucket out of range"));
       }
-      // Every sum is at most the total: a total that fits keeps them exact.
-      if (total + *count < total) {
-        return AtShard(url, "slice answer", absl::InvalidArgumentError("counts overflow"));
+      // No store holds 2^48 samples (15,000 years of a 1,000-node fleet at
+      // 19 Hz per CPU): a shard's total past that is garbage. Bounding it
+      // keeps every sum across shards and every fold of them exact.
+      if (*count > kMaxShardTotal || total + *count > kMaxShardTotal) {
+        return AtShard(url, "slice answer",
+                       absl::InvalidArgumentError("counts past any store's size"));
       }
       total += *count;
       parsed.push_back({*bucket, *top, *id, *count, std::move(row[4]), std::move(row[5])});
