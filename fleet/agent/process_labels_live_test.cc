@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "collector/proc/cgroup.h"
 #include "fleet/agent/process_labels.h"
+#include "fleet/agent/testing_readelf.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -35,18 +36,6 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// binutils' reading of a file's build-id, independent of the code under test.
-std::string ReadelfBuildId(const std::string& path) {
-  FILE* pipe = ::popen(("readelf -n " + path).c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  if (pipe != nullptr) ::pclose(pipe);
-  const size_t at = out.find("Build ID: ");
-  if (at == std::string::npos) return "";
-  return out.substr(at + 10, out.find('\n', at) - at - 10);
-}
 
 bool WriteTo(const std::string& path, const std::string& text) {
   std::ofstream out(path);

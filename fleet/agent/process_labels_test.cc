@@ -1,4 +1,5 @@
 #include "fleet/agent/process_labels.h"
+#include "fleet/agent/testing_readelf.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -155,18 +156,7 @@ class FakeNodeTest : public ::testing::Test {
     return absl::StrCat("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod",
                         kPodUidUnderscores, ".slice/cri-containerd-", kContainer, ".scope");
   }
-  static std::string BuildIdOfTrue() {
-    // binutils' reading, independent of the code under test.
-    FILE* pipe = ::popen("readelf -n /bin/true", "r");
-    std::string out;
-    char buffer[4096];
-    size_t n;
-    while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-    if (pipe != nullptr) ::pclose(pipe);
-    const size_t at = out.find("Build ID: ");
-    if (at == std::string::npos) return "";
-    return out.substr(at + 10, out.find('\n', at) - at - 10);
-  }
+  static std::string BuildIdOfTrue() { return ReadelfBuildId("/bin/true"); }
 
   std::string scratch_;
   LabelSources sources_;
