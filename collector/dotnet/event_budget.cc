@@ -73,8 +73,10 @@ EventTier TierOf(absl::string_view provider, uint32_t event_id) {
       Is(id, RuntimeEventId::kThreadPoolWorkerThreadAdjustmentAdjustment)) {
     return EventTier::kNaming;
   }
+  // Each is a sample of a profile (fold/dotnet_event_profiles.h): allocation
+  // ticks weigh the bytes allocated, contention the time waited.
   if (Is(id, RuntimeEventId::kExceptionThrown) || Is(id, RuntimeEventId::kContentionStart) ||
-      Is(id, RuntimeEventId::kContentionStop)) {
+      Is(id, RuntimeEventId::kContentionStop) || Is(id, RuntimeEventId::kGcAllocationTick)) {
     return EventTier::kCounted;
   }
   return EventTier::kBulk;

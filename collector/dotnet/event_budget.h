@@ -11,11 +11,11 @@
 //    loads, JIT starts, the rundown, GCStart, the suspension and restart that
 //    bound a pause, heap stats, thread-pool thread starts and stops, adjustments):
 //    always kept, until the cap less the reserve (the rundown may use the reserve);
-//  - counted: events the outputs count (ExceptionThrown, ContentionStart and
-//    Stop): kept while the bucket holds tokens;
-//  - bulk: everything else (GCAllocationTick, about 60% of a busy service's
-//    stream, catch/finally events, thread-pool waits, ...): kept while the
-//    bucket is more than half full.
+//  - counted: events the outputs count and profile by stack (ExceptionThrown,
+//    ContentionStart and Stop, GCAllocationTick, about 60% of a busy
+//    service's stream): kept while the bucket holds tokens;
+//  - bulk: everything else (catch/finally events, thread-pool waits, ...):
+//    kept while the bucket is more than half full.
 // So a quiet app keeps everything; a busy one thins its bulk events first and
 // its counted events next, never its names, and nothing is switched off for
 // good: a kind is kept again as soon as the rate allows. Every dropped event
