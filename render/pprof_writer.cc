@@ -137,6 +137,12 @@ int64_t ClampToInt64(uint64_t value) {
   return static_cast<int64_t>(std::min<uint64_t>(value, std::numeric_limits<int64_t>::max()));
 }
 
+uint64_t Scaled(uint64_t value, uint64_t scale) {
+  if (scale <= 1 || value == 0) return value;
+  const uint64_t limit = std::numeric_limits<uint64_t>::max();
+  return value > limit / scale ? limit : value * scale;
+}
+
 }  // namespace
 
 PprofOptions PprofOptionsFor(const fold::RecordingSummary& summary) {
@@ -170,8 +176,8 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
   // task-clock periods are nanoseconds of CPU time; other events count events.
   const bool time_event = options.event_name == "cpu-clock" || options.event_name == "task-clock";
   pb::ValueType* samples_type = out.add_sample_type();
-  samples_type->set_type(strings.Index("samples"));
-  samples_type->set_unit(strings.Index("count"));
+  samples_type->set_type(strings.Index(options.count_type));
+  samples_type->set_unit(strings.Index(options.count_unit));
   pb::ValueType* period_type = samples_type;
   if (!options.periods_are_samples) {
     period_type = out.add_sample_type();
@@ -269,7 +275,8 @@ absl::StatusOr<std::string> SerializePprof(const fold::Profile& profile,
     sum += std::min(sample.period, std::numeric_limits<uint64_t>::max() - sum);
   }
   for (const SampleKey& key : order) {
-    const auto& [count, period] = totals[key];
+    const auto& [count, sum] = totals[key];
+    const uint64_t period = Scaled(sum, options.period_scale);
     pb::Sample* sample = out.add_sample();
     for (uint32_t location : profile.stack(key.stack)) sample->add_location_id(location + 1);
     if (options.periods_are_samples) {

@@ -33,9 +33,16 @@ struct PprofOptions {
   // task-clock, (event_name, "count") for other events.
   std::string period_type;
   std::string period_unit;
-  // The period is itself a count of samples (stacks counted in the kernel):
-  // one value, "samples", summing the periods.
+  // What the first value counts, as pprof's (type, unit): CPU samples, or
+  // the events of a .NET event profile ("alloc_objects", "contentions").
+  std::string count_type = "samples";
+  std::string count_unit = "count";
+  // The period is itself a count (stacks counted in the kernel, one per
+  // throw): one value, (count_type, count_unit), summing the periods.
   bool periods_are_samples = false;
+  // Period sums are multiplied by this (saturating) on the way out: a lock
+  // wait's microseconds become the nanoseconds pprof's "delay" is in.
+  uint64_t period_scale = 1;
   int64_t start_unix_ns = 0;  // wall clock when collection began
   int64_t duration_ns = 0;
   std::vector<std::string> comments;  // free text shown by pprof -comments

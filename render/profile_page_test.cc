@@ -237,5 +237,71 @@ TEST(ProfilePageTest, AnEmptyProfileStillMakesAPage) {
   EXPECT_THAT(*page, HasSubstr("\"events\":[]"));
 }
 
+// The .NET event profiles ride along as views: META.profiles lists the CPU
+// profile first, then each view with its unit and its data element's id; the
+// main data element is unchanged (older readers see the CPU profile alone).
+TEST(ProfilePageTest, ViewsGetDataElementsOfTheirOwnListedInMeta) {
+  ProfileMaker cpu;
+  const uint32_t spin = cpu.Location(0x1000, false, "/app", {{"spin"}});
+  cpu.Sample("app", 1, 1, 0, kStart, 1, "cpu-clock", {spin});
+  ProfileMaker alloc;
+  const uint32_t site = alloc.Location(0x2000, false, "/app", {{"Allocate"}});
+  const uint32_t type = alloc.Location(0x3000, false, "[dotnet]", {{"System.Byte[]"}});
+  alloc.Sample("app", 1, 1, 0, kStart + 2'000'000, 300'000, "", {type, site});
+  alloc.Sample("app", 1, 1, 0, kStart + 1'000'000, 100'000, "", {type, site});
+
+  PageDataOptions options;
+  options.start_ns = kStart;
+  const PageData cpu_data = BuildPageData(cpu.profile(), options);
+  options.fold.weight_by_period = true;
+  PageView view;
+  view.key = "alloc";
+  view.label = "Allocations";
+  view.count_name = "bytes";
+  view.description = "bytes <allocated>";
+  view.data = BuildPageData(alloc.profile(), options);
+  PageMeta meta;
+  meta.mode = "cpu";
+  const auto page = RenderProfilePage(cpu_data, meta, {view});
+  ASSERT_TRUE(page.ok()) << page.status();
+
+  const std::string meta_json = Between(*page, "id=\"profcpu-meta\">", "</script>");
+  EXPECT_THAT(meta_json,
+              HasSubstr("\"profiles\":[{\"count_name\":\"samples\",\"data\":\"profcpu-data\","
+                        "\"key\":\"cpu\",\"label\":\"CPU\",\"samples\":1,\"total_weight\":1},"
+                        "{\"count_name\":\"bytes\",\"data\":\"profcpu-data-alloc\","
+                        "\"description\":\"bytes \\u003callocated\\u003e\",\"key\":\"alloc\","
+                        "\"label\":\"Allocations\",\"samples\":2,\"time_resolution_s\":0,"
+                        "\"total_weight\":400000}]"));
+  // The CPU data where it always was; the view's after it, same encoding.
+  const std::string cpu_raw = EncodePageData(cpu_data);
+  EXPECT_THAT(*page, HasSubstr("id=\"profcpu-data\" data-encoding=\"none\" data-bytes=\"" +
+                               std::to_string(cpu_raw.size()) + "\">" +
+                               absl::Base64Escape(cpu_raw) + "</script>"));
+  const std::string raw = EncodePageData(view.data);
+  std::string element = Between(*page, "id=\"profcpu-data-alloc\" data-encoding=\"", "</script>");
+  ASSERT_FALSE(element.empty());
+  std::string bytes;
+  ASSERT_TRUE(absl::Base64Unescape(element.substr(element.find("\">") + 2), &bytes));
+  if (absl::StartsWith(element, "deflate")) bytes = Inflate(bytes, raw.size());
+  const Decoded d = Decode(bytes);
+  EXPECT_THAT(d.times, ElementsAre(1000, 2000));
+  EXPECT_THAT(d.weights, ElementsAre(100'000, 300'000));
+  EXPECT_EQ(d.Path(d.leaves[0]), "app;Allocate;System.Byte[]");
+}
+
+TEST(ProfilePageTest, ViewKeysMustBePlainWords) {
+  const PageData data = BuildPageData(fold::Profile(), {});
+  for (const char* key : {"", "cpu", "a-b", "x\"><script>", "Alloc"}) {
+    PageView view;
+    view.key = key;
+    EXPECT_FALSE(RenderProfilePage(data, {}, {view}).ok()) << key;
+  }
+  // Without views, META has no profiles: the page offers no switch.
+  const auto page = RenderProfilePage(data, {});
+  ASSERT_TRUE(page.ok());
+  EXPECT_THAT(*page, Not(HasSubstr("\"profiles\":[")));
+}
+
 }  // namespace
 }  // namespace profcpu::render

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -90,7 +91,59 @@ std::string ScriptSafeJson(const nlohmann::json& json) {
   return out;
 }
 
-std::string MetaJson(const PageData& data, const PageMeta& meta) {
+// The main profile's name on the switch, from the run's mode.
+const char* MainLabel(const std::string& mode) {
+  if (mode == "offcpu") return "Off-CPU";
+  if (mode == "wall") return "Wall clock";
+  return "CPU";
+}
+
+std::string DataElementId(const std::string& key) { return absl::StrCat("profcpu-data-", key); }
+
+// META.profiles: the main profile first, then each view, with what the
+// switch and each view's header need before its data is decoded.
+nlohmann::json ProfilesJson(const PageData& data, const PageMeta& meta,
+                            const std::vector<PageView>& views) {
+  nlohmann::json profiles = nlohmann::json::array();
+  profiles.push_back({{"key", "cpu"}, {"label", MainLabel(meta.mode)},
+                      {"count_name", meta.count_name}, {"samples", data.samples.size()},
+                      {"total_weight", data.total_weight}, {"data", "profcpu-data"}});
+  for (const PageView& view : views) {
+    profiles.push_back({{"key", view.key}, {"label", Clean(view.label)},
+                        {"count_name", view.count_name}, {"description", Clean(view.description)},
+                        {"samples", view.data.samples.size()},
+                        {"total_weight", view.data.total_weight},
+                        {"time_resolution_s", 0}, {"data", DataElementId(view.key)}});
+  }
+  return profiles;
+}
+
+// Keys name elements and fragment values: plain words only.
+absl::Status CheckViewKeys(const std::vector<PageView>& views) {
+  for (const PageView& view : views) {
+    bool plain = !view.key.empty() && view.key != "cpu";
+    for (char c : view.key) plain = plain && ((c >= 'a' && c <= 'z') || c == '_');
+    if (!plain) return absl::InvalidArgumentError(absl::StrCat("bad page view key \"", view.key, "\""));
+  }
+  return absl::OkStatus();
+}
+
+// One data element: the encoded data, deflated when that is smaller.
+absl::Status AppendDataElement(const PageData& data, const std::string& id, std::string* page) {
+  const std::string raw = EncodePageData(data);
+  PROFCPU_ASSIGN_OR_RETURN(std::string compressed,
+                           archive::Deflate(raw, archive::DeflateContainer::kZlib));
+  const bool deflated = compressed.size() < raw.size();
+  absl::StrAppend(page, "<script type=\"application/octet-stream\" id=\"", id,
+                  "\" data-encoding=\"", deflated ? "deflate" : "none", "\" data-bytes=\"",
+                  raw.size(), "\">");
+  page->append(absl::Base64Escape(deflated ? compressed : raw));
+  page->append("</script>\n");
+  return absl::OkStatus();
+}
+
+std::string MetaJson(const PageData& data, const PageMeta& meta,
+                     const std::vector<PageView>& views) {
   nlohmann::json events = nlohmann::json::array();
   for (const PageEvent& e : meta.events) {
     events.push_back({{"t", e.t}, {"d", e.d}, {"kind", Clean(e.kind)}, {"pid", e.pid},
@@ -113,6 +166,7 @@ std::string MetaJson(const PageData& data, const PageMeta& meta) {
       {"generator", Clean(meta.generator)},
   };
   if (!meta.view.empty()) json["view"] = Clean(meta.view);
+  if (!views.empty()) json["profiles"] = ProfilesJson(data, meta, views);
   return ScriptSafeJson(json);
 }
 
@@ -137,13 +191,12 @@ std::string EncodePageData(const PageData& data) {
   return out;
 }
 
-absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMeta& meta) {
-  const std::string raw = EncodePageData(data);
-  PROFCPU_ASSIGN_OR_RETURN(std::string compressed, archive::Deflate(raw, archive::DeflateContainer::kZlib));
-  const bool deflated = compressed.size() < raw.size();
+absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMeta& meta,
+                                              const std::vector<PageView>& views) {
+  PROFCPU_RETURN_IF_ERROR(CheckViewKeys(views));
   std::string page;
   page.reserve(ProfilePageStyle().size() + ProfilePageScript().size() + ProfilePageBody().size() +
-               (deflated ? compressed.size() : raw.size()) * 4 / 3 + 4096);
+               data.samples.size() * 8 + 4096);
   // No source but the page itself: no request can leave it.
   absl::StrAppend(&page,
                   "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -157,12 +210,12 @@ absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMe
                 &page);
   absl::StrAppend(&page, "</title>\n<style>\n", ProfilePageStyle(), "</style>\n</head>\n<body>\n",
                   ProfilePageBody(), "\n<script type=\"application/json\" id=\"profcpu-meta\">",
-                  MetaJson(data, meta),
-                  "</script>\n<script type=\"application/octet-stream\" id=\"profcpu-data\" "
-                  "data-encoding=\"",
-                  deflated ? "deflate" : "none", "\" data-bytes=\"", raw.size(), "\">");
-  page.append(absl::Base64Escape(deflated ? compressed : raw));
-  absl::StrAppend(&page, "</script>\n<script>\n", ProfilePageScript(), "</script>\n</body></html>\n");
+                  MetaJson(data, meta, views), "</script>\n");
+  PROFCPU_RETURN_IF_ERROR(AppendDataElement(data, "profcpu-data", &page));
+  for (const PageView& view : views) {
+    PROFCPU_RETURN_IF_ERROR(AppendDataElement(view.data, DataElementId(view.key), &page));
+  }
+  absl::StrAppend(&page, "<script>\n", ProfilePageScript(), "</script>\n</body></html>\n");
   return page;
 }
 

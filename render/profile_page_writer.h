@@ -51,11 +51,24 @@ struct PageMeta {
   std::string view;
 };
 
+// Another profile of the same run the page can switch to (the .NET
+// allocations, lock waits and exceptions), on the same time axis: its data
+// in an element of its own ("profcpu-data-KEY"), listed in META.profiles.
+struct PageView {
+  std::string key;          // [a-z_]+, e.g. "alloc"; the URL fragment's profile=KEY
+  std::string label;        // the switch's text, e.g. "Allocations"
+  std::string count_name;   // what a weight counts: "bytes", "microseconds", "throws"
+  std::string description;  // one line for the header
+  PageData data;
+};
+
 // The data section as docs/profile-page.md lays it out, uncompressed.
 std::string EncodePageData(const PageData& data);
 
-// The whole document.
-absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMeta& meta);
+// The whole document; with `views`, a switch between the main profile and
+// each of them.
+absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMeta& meta,
+                                              const std::vector<PageView>& views = {});
 
 }  // namespace profcpu::render
 

@@ -1,13 +1,17 @@
 #include "render/run_outputs.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/background_task.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
 #include "fold/folded_writer.h"
 #include "recording/run_folder.h"
+#include "render/dotnet_event_outputs.h"
 #include "render/flamegraph.h"
 #include "render/perfview_export.h"
 #include "render/pprof_writer.h"
@@ -17,15 +21,24 @@
 namespace profcpu::render {
 namespace {
 
-// -format pprof and perfview, from the profile perf_script.out was written from.
+// -format pprof and perfview, from the profile perf_script.out was written
+// from (and pprof files of the .NET event profiles).
 absl::Status WriteExports(const RunOutputsInput& input, const RunOutputOptions& options,
+                          const std::vector<const fold::DotnetEventProfile*>& event_profiles,
                           base::RunLog* log, std::vector<std::string>* written) {
   const fold::RecordingSummary& summary = *input.summary;
   if (options.pprof) {
-    PROFCPU_RETURN_IF_ERROR(WritePprofFile(*input.profile, PprofOptionsFor(summary),
-                                           absl::StrCat(input.dir, "/", kPprofFile)));
+    const PprofOptions pprof = PprofOptionsFor(summary);
+    PROFCPU_RETURN_IF_ERROR(
+        WritePprofFile(*input.profile, pprof, absl::StrCat(input.dir, "/", kPprofFile)));
     written->push_back(kPprofFile);
     log->Info(absl::StrCat("wrote ", kPprofFile, " (go tool pprof -http=: ", kPprofFile, ")"));
+    const size_t before = written->size();
+    PROFCPU_RETURN_IF_ERROR(WriteDotnetEventPprofs(input.dir, event_profiles, pprof, written));
+    if (written->size() > before) {
+      std::vector<std::string> names(written->begin() + before, written->end());
+      log->Info(absl::StrCat("wrote ", absl::StrJoin(names, ", "), " (.NET events by stack)"));
+    }
   }
   if (options.perfview) {
     PROFCPU_ASSIGN_OR_RETURN(std::string zip,
@@ -33,6 +46,18 @@ absl::Status WriteExports(const RunOutputsInput& input, const RunOutputOptions& 
     written->push_back(std::move(zip));
   }
   return absl::OkStatus();
+}
+
+// profile.html's switch: a view per .NET event profile with samples.
+std::vector<PageSourceView> EventViews(
+    const std::vector<const fold::DotnetEventProfile*>& event_profiles) {
+  std::vector<PageSourceView> views;
+  for (const fold::DotnetEventProfile* profile : event_profiles) {
+    const DotnetEventOutput& output = DotnetEventOutputOf(profile->kind);
+    views.push_back({&profile->profile, output.key, output.label, output.count_name,
+                     output.description});
+  }
+  return views;
 }
 
 }  // namespace
@@ -44,6 +69,8 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   const fold::Profile& profile = *input.profile;
   auto path = [&input](const char* name) { return absl::StrCat(input.dir, "/", name); };
   WrittenOutputs written;
+  const std::vector<const fold::DotnetEventProfile*> event_profiles =
+      DotnetProfilesWithSamples(input.dotnet_event_profiles);
   fold::FoldOptions fold_options;
   fold_options.weight_by_period = summary.weighted;  // BPF counts, off-CPU time
   fold_options.include_tid = options.threads;
@@ -64,7 +91,13 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   std::optional<base::BackgroundTask> page_writer;
   if (options.html) {
     page_writer.emplace([&] {
-      PageSource page{&summary, graph_fold, graph, 0, input.page_events, input.generator};
+      PageSource page;
+      page.summary = &summary;
+      page.fold = graph_fold;
+      page.graph = graph;
+      page.events = input.page_events;
+      page.generator = input.generator;
+      page.views = EventViews(event_profiles);
       return WriteProfilePage(profile, page, path(kProfilePageFile));
     });
   }
@@ -83,6 +116,10 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
        {recording::kFoldedFile, recording::kPerfScriptFile, recording::kFlameGraphFile}) {
     written.files.push_back(name);
   }
+  // The .NET event profiles' folded stacks, named as folded_stacks.out.
+  PROFCPU_RETURN_IF_ERROR(
+      WriteDotnetEventStacks(input.dir, event_profiles, fold_options, &written.files));
+  if (!event_profiles.empty()) times->Done("dotnet event stacks");
   // What the other two took beyond the folded stacks and the graph:
   if (page_writer.has_value()) {
     PROFCPU_RETURN_IF_ERROR(page_writer->Wait());
@@ -92,7 +129,7 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   PROFCPU_RETURN_IF_ERROR(script_writer.Wait());
   times->Done("perf_script wait");
 
-  PROFCPU_RETURN_IF_ERROR(WriteExports(input, options, log, &written.exports));
+  PROFCPU_RETURN_IF_ERROR(WriteExports(input, options, event_profiles, log, &written.exports));
   written.files.insert(written.files.end(), written.exports.begin(), written.exports.end());
   times->Done("exports");
   return written;

@@ -2,7 +2,9 @@
 // folded_stacks.out and flamegraph.svg on the caller's thread, perf_script.out
 // (the largest by far) and profile.html (its data is deflated) each on a
 // thread of their own (they only read the Profile), then the -format exports
-// (profile.pb.gz, NAME.trace.zip). The one entry collect, record and
+// (profile.pb.gz, NAME.trace.zip). Beside them, the .NET event profiles'
+// (dotnet_event_outputs.h): their folded stacks, their pprof files and
+// profile.html's switch to them. The one entry collect, record and
 // postprocess call once the profile is named.
 #ifndef PROFCPU_RENDER_RUN_OUTPUTS_H_
 #define PROFCPU_RENDER_RUN_OUTPUTS_H_
@@ -13,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
 #include "base/stage_times.h"
+#include "fold/dotnet_event_profiles.h"
 #include "fold/perf_script_writer.h"
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
@@ -44,6 +47,10 @@ struct RunOutputsInput {
   // record as a CPU sample.
   std::vector<PageEvent> page_events;
   std::string generator;  // "profcpu VERSION", in profile.html
+  // The .NET allocations, lock waits and exceptions by stack, named (may be
+  // null): each kind with samples gets its folded stacks, its pprof file
+  // (-format pprof) and a view in profile.html.
+  const fold::DotnetEventProfiles* dotnet_event_profiles = nullptr;
 };
 
 struct WrittenOutputs {

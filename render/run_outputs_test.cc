@@ -10,6 +10,7 @@
 #include "fold/profile_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "render/testing_dotnet_event_profiles.h"
 #include "render/perfview_export.h"
 
 namespace profcpu::render {
@@ -43,8 +44,10 @@ class RunOutputsTest : public ::testing::Test {
     return base::ReadFileBounded(absl::StrCat(dir_, "/", name), 1 << 24).value_or("");
   }
 
-  absl::StatusOr<WrittenOutputs> Write(const RunOutputOptions& options) {
+  absl::StatusOr<WrittenOutputs> Write(const RunOutputOptions& options,
+                                       const fold::DotnetEventProfiles* events = nullptr) {
     RunOutputsInput input;
+    input.dotnet_event_profiles = events;
     input.dir = dir_;
     input.summary = &summary_;
     input.profile = &profile_;
@@ -105,6 +108,40 @@ TEST_F(RunOutputsTest, ExportsAreListedApart) {
   EXPECT_EQ(written->files.back(), zip);
   EXPECT_FALSE(Read(kPprofFile).empty());
   EXPECT_FALSE(Read(zip).empty());
+}
+
+// Each .NET event profile with samples: its folded stacks among the files,
+// its pprof file among the exports, a view in profile.html; the CPU outputs
+// as without them.
+TEST_F(RunOutputsTest, DotnetEventProfilesWithSamplesGetTheirOutputs) {
+  const fold::DotnetEventProfiles events = testing::MakeDotnetEventProfiles(false);
+  RunOutputOptions options;
+  options.pprof = true;
+  auto written = Write(options, &events);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_THAT(written->files,
+              ElementsAre("folded_stacks.out", "perf_script.out", "flamegraph.svg",
+                          "alloc_stacks.out", "lock_wait_stacks.out", "profile.html",
+                          "profile.pb.gz", "alloc.pb.gz", "lock_wait.pb.gz"));
+  EXPECT_THAT(written->exports, ElementsAre("profile.pb.gz", "alloc.pb.gz", "lock_wait.pb.gz"));
+  EXPECT_EQ(Read("folded_stacks.out"), "app;main 1\napp;main;do_work 3\n");
+  EXPECT_THAT(Read("lock_wait_stacks.out"), HasSubstr("EventsApp.Worker::Run;"));
+  const std::string page = Read("profile.html");
+  EXPECT_THAT(page, HasSubstr("id=\"profcpu-data-alloc\""));
+  EXPECT_THAT(page, HasSubstr("id=\"profcpu-data-lock_wait\""));
+  EXPECT_THAT(page, Not(HasSubstr("profcpu-data-exception")));
+  EXPECT_THAT(page, HasSubstr("\"label\":\"Lock waits\""));
+}
+
+TEST_F(RunOutputsTest, NoEventSamplesNoEventOutputs) {
+  fold::DotnetEventProfiles events;
+  events.profiles.resize(3);
+  RunOutputOptions options;
+  options.pprof = true;
+  auto written = Write(options, &events);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_THAT(written->exports, ElementsAre("profile.pb.gz"));
+  EXPECT_THAT(Read("profile.html"), Not(HasSubstr("\"profiles\":[")));
 }
 
 TEST(PerfViewExportTest, ArchiveIsNamedAfterTheRunFolder) {

@@ -1,5 +1,7 @@
 #include "render/run_page.h"
 
+#include <vector>
+
 #include "base/file_io.h"
 #include "base/status_macros.h"
 #include "render/palette.h"
@@ -38,8 +40,20 @@ absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& so
   options.palette = source.graph.palette;
   options.hash_colors = source.graph.hash_colors;
   options.start_ns = source.summary ? source.summary->header.start_time_ns : source.start_ns;
-  PROFCPU_ASSIGN_OR_RETURN(std::string page,
-                           RenderProfilePage(BuildPageData(profile, options), MetaFor(source)));
+  std::vector<PageView> views;
+  for (const PageSourceView& source_view : source.views) {
+    PageDataOptions view_options = options;
+    view_options.fold.weight_by_period = true;  // bytes, microseconds, throws
+    view_options.fold.event_filter.clear();
+    PageView& view = views.emplace_back();
+    view.key = source_view.key;
+    view.label = source_view.label;
+    view.count_name = source_view.count_name;
+    view.description = source_view.description;
+    view.data = BuildPageData(*source_view.profile, view_options);
+  }
+  PROFCPU_ASSIGN_OR_RETURN(
+      std::string page, RenderProfilePage(BuildPageData(profile, options), MetaFor(source), views));
   return base::WriteFile(path, page);
 }
 

@@ -18,6 +18,16 @@
 
 namespace profcpu::render {
 
+// Another profile of the run the page can switch to (the .NET event
+// profiles): named like the main one, weighted by its samples' periods.
+struct PageSourceView {
+  const fold::Profile* profile = nullptr;
+  std::string key;          // PageView's
+  std::string label;
+  std::string count_name;
+  std::string description;
+};
+
 struct PageSource {
   // The run's summary (mode, start, duration, how precise times are), or
   // nullptr for perf script text read from elsewhere (`profcpu html`).
@@ -27,6 +37,7 @@ struct PageSource {
   uint64_t start_ns = 0;      // time 0 when there is no summary
   std::vector<PageEvent> events;  // the events lane, in seconds from time 0
   std::string generator;      // "profcpu VERSION"
+  std::vector<PageSourceView> views;  // none: no switch
 };
 
 // Writes the page to `path`.

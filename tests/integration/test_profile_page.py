@@ -3,7 +3,9 @@ driven by puppeteer-core (tests/browser/page_driver.js). A recording of
 two_phase (phase_one for the first half of its run, phase_two for the
 second) checks the page loads with no console error and no request, that a
 time range in the URL puts the right function on top of the table, that a
-click on the heatmap selects, and that search counts what it matches. Crafted
+click on the heatmap selects, and that search counts what it matches. A
+recording of a .NET app checks the switch to its exceptions and lock waits
+by stack. Crafted
 perf script text through `profcpu html` checks that hostile function names
 stay text. A test that cannot find node, chromium or puppeteer-core fails
 with the install hint: it never skips."""
@@ -17,6 +19,7 @@ import sys
 import unittest
 from urllib.parse import parse_qs
 
+import dotnet_testing as dn
 import profcpu_testing as t
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "browser", "page_driver.js")
@@ -277,6 +280,104 @@ class RecordedTwoPhaseTest(PageTestCase):
             self.assertEqual(rows["steps"][0], original["steps"][0])
         finally:
             elsewhere.cleanup()
+
+
+# The switch's buttons and what each view says about itself.
+VIEW_BUTTONS = ("Array.from(document.querySelectorAll('#profiles button'))"
+                ".map(b => ({key: b.dataset.profile, pressed: b.getAttribute('aria-pressed'),"
+                " text: b.textContent}))")
+VIEW_TEXTS = ("({profile: window.profcpu.profile(), heading: document.getElementById('flame-heading').textContent,"
+              " note: document.getElementById('table-note').textContent,"
+              " summary: document.getElementById('summary').textContent,"
+              " legend: document.getElementById('legend-high').textContent,"
+              " switchHidden: document.getElementById('profiles').hidden})")
+
+
+def click_view(key):
+    return {"op": "eval",
+            "expr": f"document.querySelector('#profiles button[data-profile={key}]').click()"}
+
+
+class DotnetEventViewsTest(PageTestCase):
+    """`profcpu record` of tests/dotnet/EventsApp (throws from two places,
+    two threads fight over a lock): profile.html switches between the CPU
+    profile and the exceptions and lock waits by stack, each view's table
+    agreeing with its folded file."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        app = dn.build_project("EventsApp")
+        cls.run_dir, _ = t.record(cls.tmp.path, ["-freq", "199"],
+                                  [dn.DOTNET, os.path.join(app, "EventsApp.dll"), "3", "20"])
+        cls.page = os.path.join(cls.run_dir, "profile.html")
+
+    def folded(self, name):
+        path = os.path.join(self.run_dir, name)
+        self.assertTrue(os.path.exists(path), f"record wrote no {name}")
+        return t.read_folded(path)
+
+    def assertRowsAgreeWithFolded(self, rows, folded, what):
+        """Each function's total share on the page is its share of the
+        folded file's weight (stacks through it, counted once)."""
+        total = sum(folded.values())
+        self.assertGreater(total, 0, what)
+        for row in rows[:10]:
+            truth = 100 * t.samples_with(folded, lambda f, n=row["name"]: f == n) / total
+            self.assertAlmostEqual(float(row["total"]), truth, delta=0.05,
+                                   msg=f"{what}: {row['name']}: page {row['total']}%, "
+                                       f"folded {truth:.2f}%")
+
+    def test_switching_between_the_profiles(self):
+        exceptions = self.folded("exception_stacks.out")
+        lock_waits = self.folded("lock_wait_stacks.out")
+        result = self.drive(self.page, [
+            {"op": "eval", "expr": "window.profcpu.profiles"},
+            {"op": "eval", "expr": VIEW_BUTTONS},
+            {"op": "rows", "n": 5},
+            click_view("exception"), {"op": "wait", "ms": 300},
+            {"op": "eval", "expr": VIEW_TEXTS}, {"op": "rows", "n": None}, {"op": "hash"},
+            {"op": "eval", "expr": VIEW_BUTTONS},
+            click_view("lock_wait"), {"op": "wait", "ms": 300},
+            {"op": "eval", "expr": VIEW_TEXTS}, {"op": "rows", "n": None},
+            click_view("cpu"), {"op": "wait", "ms": 300},
+            {"op": "eval", "expr": VIEW_TEXTS}, {"op": "rows", "n": 5}, {"op": "hash"},
+        ])
+        self.assertClean(result)
+        (keys, buttons, cpu_rows, _, _, exc, exc_rows, exc_hash, pressed, _, _, lock, lock_rows,
+         _, _, cpu, cpu_again, cpu_hash) = result["steps"]
+        self.assertEqual(keys[0], "cpu")
+        self.assertIn("exception", keys)
+        self.assertIn("lock_wait", keys)
+        self.assertEqual([b["key"] for b in buttons], keys)
+        self.assertEqual(buttons[0]["pressed"], "true")
+        self.assertTrue(any(b["key"] == "exception" and "throw" in b["text"] for b in buttons), buttons)
+        # Exceptions: the thrown type is every stack's leaf; units are throws.
+        self.assertEqual(exc["profile"], "exception")
+        self.assertIn("throws", exc["heading"])
+        self.assertIn("throws", exc["note"])
+        self.assertIn("events", exc["summary"])
+        self.assertFalse(exc["switchHidden"])
+        self.assertTop(exc_rows, "EventsApp.TestException", 99.99, "exceptions view")
+        self.assertRowsAgreeWithFolded(exc_rows, exceptions, "exceptions view")
+        self.assertEqual(parse_qs(exc_hash.lstrip("#")).get("profile"), ["exception"], exc_hash)
+        self.assertEqual([b["key"] for b in pressed if b["pressed"] == "true"], ["exception"])
+        # Lock waits: microseconds (shown as time), both contending threads' stacks.
+        self.assertEqual(lock["profile"], "lock_wait")
+        self.assertIn("microseconds", lock["heading"])
+        self.assertRegex(lock["legend"], r"( s| microseconds) per cell$")
+        self.assertRowsAgreeWithFolded(lock_rows, lock_waits, "lock waits view")
+        # Back to CPU: the same table as at load, the fragment without profile.
+        self.assertEqual(cpu["profile"], "cpu")
+        self.assertEqual(cpu["heading"], "Flame graph")
+        self.assertEqual(cpu_again, cpu_rows)
+        self.assertNotIn("profile", parse_qs(cpu_hash.lstrip("#")))
+        # The fragment alone opens a view.
+        opened = self.drive(self.page, [{"op": "eval", "expr": VIEW_TEXTS}, {"op": "rows", "n": None}],
+                            fragment="profile=exception")
+        self.assertClean(opened)
+        self.assertEqual(opened["steps"][0]["profile"], "exception")
+        self.assertEqual(opened["steps"][1], exc_rows)
 
 
 class NoHtmlTest(unittest.TestCase):

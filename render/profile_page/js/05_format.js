@@ -25,8 +25,20 @@ function secondsParam(s) {
   return String(Math.round(s * 1e6) / 1e6);
 }
 
-// A weight in the run's unit; microseconds read better as time.
+// A weight in the profile's unit; microseconds read better as time, bytes
+// in binary multiples.
 function formatWeight(n, countName) {
   if (countName === "microseconds" && n >= 1000) return formatSeconds(n / 1e6).replace(" s", "") + " s";
+  if (countName === "bytes") return formatBytes(n);
+  if (countName === "throws" && n === 1) return "1 throw";
   return formatCount(n) + " " + countName;
+}
+
+var BYTE_UNITS = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+
+function formatBytes(n) {
+  if (n < 1024) return formatCount(n) + " bytes";
+  var unit = -1;
+  do { n /= 1024; unit++; } while (n >= 1024 && unit < BYTE_UNITS.length - 1);
+  return (n >= 100 ? n.toFixed(0) : n.toFixed(1)) + " " + BYTE_UNITS[unit];
 }

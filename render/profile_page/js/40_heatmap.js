@@ -25,24 +25,30 @@ function Heatmap(canvas, eventsCanvas, tooltip, options) {
   this.canvas = canvas;
   this.eventsCanvas = eventsCanvas;
   this.tooltip = tooltip;
+  this.events = options.events;
+  this.onSelect = options.onSelect;
+  this.selection = null;
+  this.baseline = null;
+  this.drag = null;
+  this.cellWidth = 10;
+  this.configure(options);
+  this.installHandlers();
+  this.installEventHandlers();
+}
+
+// The grid and unit of the profile shown (the page's switch changes them):
+// rows per column, columns, seconds per column, the time axis' length.
+Heatmap.prototype.configure = function (options) {
   this.rows = options.rows;
   this.columns = options.columns;
   // Seconds per column: 1, or a fleet query's bucket (coarse sample times).
   this.span = options.span || 1;
   this.durationS = options.durationS;
   this.countName = options.countName;
-  this.events = options.events;
-  this.onSelect = options.onSelect;
   this.cells = new Float64Array(this.rows * this.columns);
   this.max = 0;
-  this.selection = null;
-  this.baseline = null;
-  this.drag = null;
-  this.cellWidth = 10;
   this.rowHeight = this.rows >= 20 ? Math.max(2, Math.floor(250 / this.rows)) : Math.floor(200 / this.rows);
-  this.installHandlers();
-  this.installEventHandlers();
-}
+};
 
 Heatmap.prototype.setCells = function (cells) {
   this.cells = cells;

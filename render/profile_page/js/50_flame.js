@@ -219,7 +219,7 @@ FlameGraph.prototype.frameAt = function (event) {
 FlameGraph.prototype.describe = function (v) {
   var tree = this.tree, value = tree.value[v];
   var lines = [tree.label(v),
-    formatCount(value) + " " + this.countName + ", " + formatPercent(value, tree.value[0]) + " of total"];
+    formatWeight(value, this.countName) + ", " + formatPercent(value, tree.value[0]) + " of total"];
   if (this.zoomed !== 0) lines.push(formatPercent(value, tree.value[this.zoomed]) + " of the zoomed frame");
   if (this.diff) {
     var now = value / (tree.value[0] || 1), before = tree.base[v] / (tree.base[0] || 1);

@@ -22,7 +22,9 @@ function readFragment(hash) {
     icicle: params.get("view") === "icicle",
     split: params.get("split") === "1",
     bfrom: numberParam(params, "bfrom"),
-    bto: numberParam(params, "bto")
+    bto: numberParam(params, "bto"),
+    // Which of the run's profiles (META.profiles' key): the CPU profile by default.
+    profile: params.get("profile") || "cpu"
   };
 }
 
@@ -41,6 +43,7 @@ function fragmentOf(state) {
     params.set("bfrom", secondsParam(state.bfrom));
     params.set("bto", secondsParam(state.bto));
   }
+  if (state.profile && state.profile !== "cpu") params.set("profile", state.profile);
   var text = params.toString();
   return text ? "#" + text : "";
 }

@@ -1,8 +1,10 @@
 // ---- "compare with another run": another profile.html as the baseline ----
-// The file is only parsed (DOMParser runs none of its scripts); its two data
-// elements go through the same decoder as this page's own.
+// The file is only parsed (DOMParser runs none of its scripts); its data
+// elements go through the same decoder as this page's own. In a view of
+// another profile (allocations, ...), the other run's same profile is the
+// baseline.
 
-function readProfileFile(file, texts) {
+function readProfileFile(file, texts, key) {
   return new Promise(function (resolve, reject) {
     var reader = new FileReader();
     reader.onload = function () { resolve(reader.result); };
@@ -10,7 +12,17 @@ function readProfileFile(file, texts) {
     reader.readAsText(file);
   }).then(function (html) {
     var doc = new DOMParser().parseFromString(html, "text/html");
-    return decodeProfileElements(doc.getElementById("profcpu-meta"), doc.getElementById("profcpu-data"));
+    var metaElement = doc.getElementById("profcpu-meta");
+    if (!key || key === "cpu" || !metaElement) {
+      return decodeProfileElements(metaElement, doc.getElementById("profcpu-data"));
+    }
+    var meta = parseMeta(metaElement.textContent);
+    var view = findView(cleanViews(meta.profiles), key);
+    if (!view) throw new DataError(file.name + " has no \"" + key + "\" profile.");
+    return decodeProfileElements(metaElement, doc.getElementById(view.dataId)).then(function (decoded) {
+      decoded.meta = viewMeta(meta, view);
+      return decoded;
+    });
   }).then(function (decoded) {
     return new Profile(decoded, texts);
   });

@@ -15,7 +15,54 @@ function showError(error) {
 
 function ProfilePage(decoded) {
   this.texts = new TextTable();
-  this.profile = new Profile(decoded, this.texts);
+  this.runMeta = decoded.meta;
+  // The run's profiles: the CPU one (the main data element) first, then
+  // each other profile (decoded when first shown).
+  this.views = cleanViews(decoded.meta.profiles);
+  if (!findView(this.views, "cpu")) {
+    this.views.unshift({ key: "cpu", label: "CPU", countName: String(decoded.meta.count_name || "samples"),
+                         description: "", dataId: "profcpu-data", samples: 0, totalWeight: 0,
+                         timeResolutionS: Number(decoded.meta.time_resolution_s) || 0 });
+  }
+  this.profiles = { cpu: new Profile(decoded, this.texts) };
+  this.key = "cpu";
+  // META's `view` is the first view when the URL has none (a fleet query's
+  // differential view opens with its baseline set).
+  this.state = readFragment(window.location.hash || String(decoded.meta.view || ""));
+  this.compared = null;  // {profile, name}: another run as the baseline
+  this.matches = null;
+  this.heatmapKey = null;
+  this.agg = null;
+  this.baselineData = null;  // {profile, agg} of the baseline, in a differential view
+  this.searchError = false;
+  var tooltip = byId("tooltip"), self = this;
+  this.heatmap = new Heatmap(byId("heatmap"), byId("events"), tooltip, {
+    rows: 1, columns: 1, span: 1, durationS: 0, countName: "samples",
+    events: cleanEvents(decoded.meta.events),
+    onSelect: function (range, baseline) { self.selectRange(range, baseline); }
+  });
+  this.flame = new FlameGraph(byId("flame"), tooltip, {
+    countName: "samples", onZoom: function (zoomed) { byId("unzoom").hidden = !zoomed; }
+  });
+  this.callers = new FlameGraph(byId("callers"), tooltip, { countName: "samples" });
+  this.callees = new FlameGraph(byId("callees"), tooltip, { countName: "samples" });
+  this.callees.setInverted(true);
+  this.table = new FunctionTable(byId("top-functions"), byId("table-note"), byId("more-rows"),
+                                 function (name) { self.chooseFunction(name); });
+  this.switcher = new ViewSwitch(byId("profiles"), this.views, function (key) {
+    if (key === self.key) return;
+    self.state.profile = key;
+    self.showProfile(key).catch(showError);
+  });
+  this.useProfile("cpu");
+}
+
+// Makes the loaded profile `key` the one every part of the page shows:
+// its unit, its time grid (an event profile's times are exact even when
+// the CPU profile's are counts per second).
+ProfilePage.prototype.useProfile = function (key) {
+  this.key = key;
+  this.profile = this.profiles[key];
   this.meta = this.profile.meta;
   this.countName = String(this.meta.count_name || "samples");
   this.coolSubtree = String(this.meta.cool_subtree || "");
@@ -26,61 +73,88 @@ function ProfilePage(decoded) {
   // A column per second, or per bucket when times are that coarse.
   this.span = this.timeResolutionS > 1 ? this.timeResolutionS : 1;
   this.columns = Math.max(1, Math.ceil(this.profile.durationS / this.span - 1e-9));
-  // META's `view` is the first view when the URL has none (a fleet query's
-  // differential view opens with its baseline set).
-  this.state = readFragment(window.location.hash || String(this.meta.view || ""));
-  this.compared = null;  // {profile, name}: another run as the baseline
-  this.matches = null;
+  this.heatmap.configure({ rows: this.rowsPerSecond, columns: this.columns, span: this.span,
+                           durationS: this.profile.durationS, countName: this.countName });
   this.heatmapKey = null;
-  this.agg = null;
-  this.baselineData = null;  // {profile, agg} of the baseline, in a differential view
-  this.searchError = false;
-  var tooltip = byId("tooltip"), self = this;
-  this.heatmap = new Heatmap(byId("heatmap"), byId("events"), tooltip, {
-    rows: this.rowsPerSecond, columns: this.columns, span: this.span, durationS: this.profile.durationS,
-    countName: this.countName, events: cleanEvents(this.meta.events),
-    onSelect: function (range, baseline) { self.selectRange(range, baseline); }
+  this.flame.countName = this.callers.countName = this.callees.countName = this.countName;
+  this.switcher.show(key);
+  // The idle loop is CPU time only.
+  byId("idle").parentNode.hidden = key !== "cpu";
+  var view = findView(this.views, key);
+  byId("flame-heading").textContent = key === "cpu" ? "Flame graph" :
+      "Flame graph: " + view.label + " (" + this.countName + ")";
+};
+
+// The profile `key`, decoding its data element the first time.
+ProfilePage.prototype.loadProfile = function (key) {
+  if (this.profiles[key]) return Promise.resolve(this.profiles[key]);
+  var view = findView(this.views, key), self = this;
+  if (!view) return Promise.reject(new DataError("This page has no \"" + key + "\" profile."));
+  return decodeProfileElements(byId("profcpu-meta"), byId(view.dataId)).then(function (decoded) {
+    decoded.meta = viewMeta(self.runMeta, view);
+    self.profiles[key] = new Profile(decoded, self.texts);
+    return self.profiles[key];
   });
-  var options = { countName: this.countName };
-  this.flame = new FlameGraph(byId("flame"), tooltip, {
-    countName: this.countName, onZoom: function (zoomed) { byId("unzoom").hidden = !zoomed; }
+};
+
+// Switches to the profile `key` (the switch, a fragment's profile=KEY).
+ProfilePage.prototype.showProfile = function (key) {
+  var self = this;
+  return this.loadProfile(key).then(function () {
+    self.clearComparedRun();
+    self.useProfile(key);
+    self.fillHeader();
+    self.fillProcessFilter();
+    self.syncControls();  // compiles the search again: the new profile brought texts
+    self.update();
   });
-  this.callers = new FlameGraph(byId("callers"), tooltip, options);
-  this.callees = new FlameGraph(byId("callees"), tooltip, options);
-  this.callees.setInverted(true);
-  this.table = new FunctionTable(byId("top-functions"), byId("table-note"), byId("more-rows"),
-                                 function (name) { self.chooseFunction(name); });
-}
+};
 
 ProfilePage.prototype.start = function () {
-  this.fillHeader();
-  this.fillProcessFilter();
+  // An unknown profile in the URL opens the CPU profile.
+  if (!findView(this.views, this.state.profile)) this.state.profile = "cpu";
   this.installHandlers();
-  this.syncControls();
-  this.update();
-  var heatmap = this.heatmap, self = this;
-  window.profcpu = {
-    heatmapCellCenter: function (second, row) { return heatmap.cellCenter(second, row); },
-    rowsPerSecond: this.rowsPerSecond,
-    selection: function () { var r = self.selectionRange(); return { from: r.from, to: r.to }; }
-  };
-  setPageState("ready");
+  var self = this;
+  var shown = this.state.profile === "cpu" ? Promise.resolve() : this.loadProfile(this.state.profile).then(
+      function () { self.useProfile(self.state.profile); });
+  return shown.then(function () {
+    self.fillHeader();
+    self.fillProcessFilter();
+    self.syncControls();
+    self.update();
+    var heatmap = self.heatmap;
+    window.profcpu = {
+      heatmapCellCenter: function (second, row) { return heatmap.cellCenter(second, row); },
+      selection: function () { var r = self.selectionRange(); return { from: r.from, to: r.to }; },
+      // The profiles the switch offers (keys) and the one shown.
+      profiles: self.views.map(function (v) { return v.key; }),
+      profile: function () { return self.key; }
+    };
+    Object.defineProperty(window.profcpu, "rowsPerSecond", { get: function () { return self.rowsPerSecond; },
+                                                             enumerable: true });
+    setPageState("ready");
+  });
 };
 
 ProfilePage.prototype.fillHeader = function () {
   var meta = this.meta, profile = this.profile;
-  var title = String(meta.title || "profcpu profile");
+  var events = this.key !== "cpu";
+  // The run's title names the CPU profile ("CPU Flame Graph"); another
+  // profile is named by what it weighs.
+  var title = events ? findView(this.views, this.key).label + " by stack" :
+      String(meta.title || "profcpu profile");
   byId("title").textContent = title;
   document.body.dataset.palette = String(meta.palette || "hot");
   byId("subtitle").textContent = String(meta.subtitle || "");
   var parts = [
-    formatCount(profile.samples.count) + " sample records",
+    formatCount(profile.samples.count) + (events ? " events" : " sample records"),
     "total " + formatWeight(Number(meta.total_weight) || sumWeights(profile), this.countName),
     "duration " + formatSeconds(profile.durationS)
   ];
   var started = Number(meta.start_realtime_ns) / 1e6;
   if (started > 0) parts.push("started " + new Date(started).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC"));
-  if (meta.mode) parts.push(String(meta.mode) + " profile");
+  if (events) parts.push(String(meta.description || ""));
+  else if (meta.mode) parts.push(String(meta.mode) + " profile");
   if (meta.generator) parts.push(String(meta.generator));
   byId("summary").textContent = parts.join(" \u00b7 ");
   byId("heatmap-note").textContent = this.timeResolutionS > 1 ?
@@ -101,6 +175,7 @@ function sumWeights(profile) {
 
 ProfilePage.prototype.fillProcessFilter = function () {
   var threads = this.profile.threads, select = byId("pid"), seen = new Set();
+  select.textContent = "";
   select.appendChild(option("", "all"));
   for (var t = 0; t < threads.pid.length; t++) {
     var pid = threads.pid[t];
@@ -292,7 +367,8 @@ ProfilePage.prototype.showRanges = function () {
   var whole = range.from <= 0 && range.to >= profile.durationS;
   byId("selection-text").textContent = "Selection: " + (whole ? "whole run, " : "") +
       formatSeconds(range.from).replace(" s", "") + " \u2013 " + formatSeconds(range.to) + ": " +
-      formatWeight(agg.weight, this.countName) + " (" + formatCount(agg.count) + " sample records)";
+      formatWeight(agg.weight, this.countName) + " (" + formatCount(agg.count) +
+      (this.key === "cpu" ? " sample records)" : " events)");
   byId("select-all").hidden = whole;
   var baselineText = "";
   if (this.compared) {
@@ -369,7 +445,7 @@ ProfilePage.prototype.clearComparedRun = function () {
 ProfilePage.prototype.compareWith = function (file) {
   var self = this;
   byId("baseline-text").textContent = "Reading " + file.name + "\u2026";
-  readProfileFile(file, this.texts).then(function (other) {
+  readProfileFile(file, this.texts, this.key).then(function (other) {
     self.compared = { profile: other, name: file.name };
     self.state.bfrom = self.state.bto = null;
     self.compileSearch();  // the other run brought new texts
@@ -425,6 +501,11 @@ ProfilePage.prototype.installHandlers = function () {
   });
   window.addEventListener("hashchange", function () {
     self.state = readFragment(window.location.hash);
+    if (!findView(self.views, self.state.profile)) self.state.profile = "cpu";
+    if (self.state.profile !== self.key) {
+      self.showProfile(self.state.profile).catch(showError);
+      return;
+    }
     self.syncControls();
     self.update();
   });
@@ -444,7 +525,7 @@ ProfilePage.prototype.installHandlers = function () {
 function startPage() {
   setPageState("loading");
   decodeProfileElements(byId("profcpu-meta"), byId("profcpu-data")).then(function (decoded) {
-    new ProfilePage(decoded).start();
+    return new ProfilePage(decoded).start();
   }).catch(showError);
 }
 
