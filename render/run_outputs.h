@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
 #include "base/stage_times.h"
+#include "fold/dotnet_event_profiles.h"
 #include "fold/perf_script_writer.h"
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
@@ -44,6 +45,10 @@ struct RunOutputsInput {
   // record as a CPU sample.
   std::vector<PageEvent> page_events;
   std::string generator;  // "profcpu VERSION", in profile.html
+  // The .NET allocations, lock waits and exceptions by stack, named (may be
+  // null): each kind with samples gets its folded stacks, its pprof file
+  // (-format pprof) and a view in profile.html.
+  const fold::DotnetEventProfiles* dotnet_event_profiles = nullptr;
 };
 
 struct WrittenOutputs {
