@@ -10,7 +10,6 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "absl/types/span.h"
 
 namespace profcpu::nettrace {
 
@@ -38,8 +37,6 @@ struct NettraceEvent {
   std::array<uint8_t, 16> related_activity_id{};
   absl::string_view payload;  // valid until the next call to Next
   uint64_t offset = 0;        // of the event's header in the stream
-  // The event's stack, leaf first; valid until the next call to Next.
-  absl::Span<const uint64_t> stack;
 };
 
 }  // namespace profcpu::nettrace

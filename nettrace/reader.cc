@@ -235,14 +235,11 @@ absl::StatusOr<bool> NettraceReader::NextBlock() {
     if (!stacks.ok()) return stacks.status();
     ++counts_.stack_blocks;
     counts_.stacks += *stacks;
-    if (absl::Status s = KeepStacks(); !s.ok()) return s;
     return true;
   }
   if (sp_block) {
     if (absl::Status s = ParseSequencePointBlock(block_, block_offset_); !s.ok()) return s;
     ++counts_.sequence_points;
-    stacks_.clear();
-    stack_bytes_ = 0;
     return true;
   }
   // Event and metadata blocks: the header, then event blobs.
@@ -285,34 +282,6 @@ absl::Status NettraceReader::ParseMetadataBlock() {
   return absl::OkStatus();
 }
 
-// TEMPORARY (replaced by i-nettrace): keeps a checked StackBlock's stacks.
-absl::Status NettraceReader::KeepStacks() {
-  uint32_t first_id, count;
-  std::memcpy(&first_id, block_.data(), 4);
-  std::memcpy(&count, block_.data() + 4, 4);
-  size_t pos = 8;
-  const size_t width = trace_.pointer_size == 4 ? 4 : 8;
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t size;
-    std::memcpy(&size, block_.data() + pos, 4);
-    pos += 4;
-    if (stack_bytes_ + size > limits_.max_stack_bytes) {
-      ++counts_.stacks_not_kept;
-    } else {
-      std::vector<uint64_t> ips;
-      for (size_t at = 0; at + width <= size; at += width) {
-        uint64_t ip = 0;
-        std::memcpy(&ip, block_.data() + pos + at, width);
-        ips.push_back(ip);
-      }
-      stack_bytes_ += size;
-      stacks_[first_id + i] = std::move(ips);
-    }
-    pos += size;
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<bool> NettraceReader::Next(NettraceEvent* event) {
   if (!header_read_) {
     if (absl::Status s = ReadHeader(); !s.ok()) return s;
@@ -332,15 +301,6 @@ absl::StatusOr<bool> NettraceReader::Next(NettraceEvent* event) {
                                                      " that no metadata record defined before")));
       }
       event->metadata = it->second.get();
-      event->stack = {};
-      if (event->stack_id != 0) {
-        auto stack = stacks_.find(event->stack_id);
-        if (stack == stacks_.end()) {
-          ++counts_.events_stack_unknown;
-        } else {
-          event->stack = stack->second;
-        }
-      }
       ++counts_.events;
       return true;
     }

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -34,7 +33,6 @@ namespace profcpu::nettrace {
 struct NettraceLimits {
   size_t max_block_bytes = 16 << 20;  // the runtime's blocks are ~100 KiB
   size_t max_metadata = 1 << 16;      // distinct event types
-  size_t max_stack_bytes = 64 << 20;
 };
 
 // The Trace object at the start of the stream.
@@ -58,8 +56,6 @@ struct NettraceCounts {
   uint64_t sequence_points = 0;
   uint64_t events = 0;
   uint64_t metadata = 0;
-  uint64_t stacks_not_kept = 0;
-  uint64_t events_stack_unknown = 0;
 };
 
 class NettraceReader {
@@ -111,9 +107,6 @@ class NettraceReader {
   size_t block_pos_ = 0;
   bool in_event_block_ = false;
   EventBlobDecoder blobs_;  // header compression state
-  absl::Status KeepStacks();
-  absl::flat_hash_map<uint32_t, std::vector<uint64_t>> stacks_;
-  size_t stack_bytes_ = 0;
 };
 
 }  // namespace profcpu::nettrace

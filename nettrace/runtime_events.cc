@@ -120,27 +120,6 @@ absl::StatusOr<ExceptionThrownEvent> DecodeExceptionThrown(absl::string_view pay
   return e;
 }
 
-// TEMPORARY (replaced by i-nettrace).
-absl::StatusOr<GcAllocationTickEvent> DecodeGcAllocationTick(absl::string_view payload,
-                                                             uint32_t version,
-                                                             int32_t pointer_size) {
-  PayloadReader r(payload, "GCAllocationTick");
-  GcAllocationTickEvent e;
-  e.amount = r.Get<uint32_t>();
-  e.kind = r.Get<uint32_t>();
-  if (version >= 1) r.Get<uint16_t>();
-  if (version >= 2) {
-    e.amount = r.Get<uint64_t>();
-    r.Pointer(pointer_size);
-    e.type_name = r.String();
-    e.heap_index = r.Get<uint32_t>();
-  }
-  if (version >= 3) r.Pointer(pointer_size);
-  if (version >= 4) e.object_size = r.Get<uint64_t>();
-  if (!r.status().ok()) return r.status();
-  return e;
-}
-
 absl::StatusOr<ContentionEvent> DecodeContentionStart(absl::string_view payload, uint32_t version,
                                                       int32_t pointer_size) {
   PayloadReader r(payload, "ContentionStart");

@@ -27,7 +27,6 @@ enum class RuntimeEventId : uint32_t {
   kGcRestartEeBegin = 7,
   kGcSuspendEeEnd = 8,
   kGcSuspendEeBegin = 9,
-  kGcAllocationTick = 10,
   kThreadPoolWorkerThreadStart = 50,
   kThreadPoolWorkerThreadStop = 51,
   kThreadPoolWorkerThreadAdjustmentSample = 54,
@@ -82,18 +81,6 @@ struct GcHeapStatsEvent {
   uint32_t gc_handle_count = 0;
 };
 absl::StatusOr<GcHeapStatsEvent> DecodeGcHeapStats(absl::string_view payload, uint32_t version);
-
-// TEMPORARY (replaced by i-nettrace).
-struct GcAllocationTickEvent {
-  uint64_t amount = 0;
-  uint32_t kind = 0;  // 0 small, 1 large, 2 pinned
-  std::string type_name;
-  uint64_t object_size = 0;
-  uint32_t heap_index = 0;
-};
-absl::StatusOr<GcAllocationTickEvent> DecodeGcAllocationTick(absl::string_view payload,
-                                                             uint32_t version,
-                                                             int32_t pointer_size);
 
 struct ExceptionThrownEvent {
   std::string type;     // UTF-8
