@@ -237,7 +237,9 @@ absl::Status ParseMetadataRecord(absl::string_view payload, uint64_t payload_off
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint32_t> ParseStackBlock(absl::string_view block, uint64_t block_offset) {
+absl::StatusOr<uint32_t> ParseStackBlock(
+    absl::string_view block, uint64_t block_offset, int32_t pointer_size,
+    absl::FunctionRef<void(uint64_t id, absl::string_view addresses)> stack) {
   NettraceCursor c(block, block_offset);
   uint32_t first_id, count;
   if (absl::Status s = c.Fixed(&first_id, "a StackBlock's first id"); !s.ok()) return s;
@@ -247,10 +249,23 @@ absl::StatusOr<uint32_t> ParseStackBlock(absl::string_view block, uint64_t block
                                             " stacks in a StackBlock with ", c.remaining(),
                                             " bytes left"));
   }
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t size;
-    if (absl::Status s = c.Fixed(&size, "a stack's size"); !s.ok()) return s;
-    if (absl::Status s = c.Skip(size, "a stack"); !s.ok()) return s;
+  // Checked whole first, then handed out: a damaged block keeps none.
+  const size_t stacks_at = c.pos();
+  for (int pass = 0; pass < 2; ++pass) {
+    NettraceCursor walk(block, block_offset, stacks_at);
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t size;
+      if (absl::Status s = walk.Fixed(&size, "a stack's size"); !s.ok()) return s;
+      if (pointer_size <= 0 || size % static_cast<uint32_t>(pointer_size) != 0) {
+        return absl::DataLossError(absl::StrCat("nettrace offset ", walk.offset() - 4,
+                                                ": a stack of ", size,
+                                                " bytes, not a whole number of ", pointer_size,
+                                                "-byte addresses"));
+      }
+      absl::string_view addresses;
+      if (absl::Status s = walk.Bytes(size, &addresses, "a stack"); !s.ok()) return s;
+      if (pass == 1) stack(static_cast<uint64_t>(first_id) + i, addresses);
+    }
   }
   return count;
 }

@@ -1,9 +1,10 @@
 // The contents of a NetTrace stream's blocks, once the reader (reader.h) has
 // framed one and holds its bytes: the header of an event or metadata block,
 // its event blobs (either header encoding), the metadata records those blobs
-// carry in a metadata block, and the stack and sequence-point blocks, which
-// profcpu checks and counts but does not keep. Every function reads only
-// inside the block it is given; errors name the stream offset.
+// carry in a metadata block, the stacks of a stack block (which the reader
+// keeps by id, stack_cache.h) and the sequence-point block, which profcpu
+// checks and counts. Every function reads only inside the block it is
+// given; errors name the stream offset.
 #ifndef PROFCPU_NETTRACE_BLOCKS_H_
 #define PROFCPU_NETTRACE_BLOCKS_H_
 
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -70,8 +72,15 @@ class EventBlobEncoder {
 absl::Status ParseMetadataRecord(absl::string_view payload, uint64_t payload_offset,
                                  NettraceEventMetadata* metadata);
 
-// A StackBlock: checked to be well-formed; returns how many stacks it holds.
-absl::StatusOr<uint32_t> ParseStackBlock(absl::string_view block, uint64_t block_offset);
+// A StackBlock: its stacks, each with its id (the block's first id, plus one
+// for each stack before it in the block) and its bytes, `pointer_size`-byte
+// addresses, the leaf first; `stack` is a view of `block`. The block is
+// checked whole before `stack` is called, so an error leaves nothing half
+// delivered: DataLoss for a count or size that does not fit, or a stack that
+// is not a whole number of addresses. Returns how many stacks it holds.
+absl::StatusOr<uint32_t> ParseStackBlock(
+    absl::string_view block, uint64_t block_offset, int32_t pointer_size,
+    absl::FunctionRef<void(uint64_t id, absl::string_view addresses)> stack);
 
 // A sequence-point block (SPBlock): checked to be well-formed.
 absl::Status ParseSequencePointBlock(absl::string_view block, uint64_t block_offset);

@@ -1,7 +1,7 @@
 // What a NetTrace stream holds for each event: the metadata record its
 // metadata id names (provider, event id, version) and the event itself
-// (header fields and payload bytes). Filled by the reader (reader.h) from
-// the stream's blocks (blocks.h).
+// (header fields, payload bytes and the stack its stack id names). Filled by
+// the reader (reader.h) from the stream's blocks (blocks.h, stack_cache.h).
 #ifndef PROFCPU_NETTRACE_EVENT_H_
 #define PROFCPU_NETTRACE_EVENT_H_
 
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace profcpu::nettrace {
 
@@ -36,6 +37,11 @@ struct NettraceEvent {
   std::array<uint8_t, 16> activity_id{};
   std::array<uint8_t, 16> related_activity_id{};
   absl::string_view payload;  // valid until the next call to Next
+  // The stack `stack_id` names, as the StackBlock lists it: return addresses,
+  // the leaf first, widened to 64 bits. Valid until the next call to Next;
+  // empty when the event has none (id 0, or the runtime walked no frames)
+  // or when the reader does not hold it (NettraceCounts::events_stack_unknown).
+  absl::Span<const uint64_t> stack;
   uint64_t offset = 0;        // of the event's header in the stream
 };
 

@@ -26,7 +26,7 @@ std::string Printable(absl::string_view bytes) {
 }  // namespace
 
 NettraceReader::NettraceReader(NettraceSource* source, NettraceLimits limits)
-    : source_(source), limits_(limits) {}
+    : source_(source), limits_(limits), stacks_(limits.max_stack_bytes) {}
 
 absl::Status NettraceReader::Fail(absl::Status status) {
   if (error_.ok()) error_ = status;
@@ -231,7 +231,13 @@ absl::StatusOr<bool> NettraceReader::NextBlock() {
   if (absl::Status s = ExpectTag(kEndObject, "the end of a block object"); !s.ok()) return s;
 
   if (stack_block) {
-    absl::StatusOr<uint32_t> stacks = ParseStackBlock(block_, block_offset_);
+    absl::StatusOr<uint32_t> stacks =
+        ParseStackBlock(block_, block_offset_, trace_.pointer_size,
+                        [this](uint64_t id, absl::string_view addresses) {
+                          if (!stacks_.Add(id, addresses, trace_.pointer_size)) {
+                            ++counts_.stacks_not_kept;
+                          }
+                        });
     if (!stacks.ok()) return stacks.status();
     ++counts_.stack_blocks;
     counts_.stacks += *stacks;
@@ -240,6 +246,9 @@ absl::StatusOr<bool> NettraceReader::NextBlock() {
   if (sp_block) {
     if (absl::Status s = ParseSequencePointBlock(block_, block_offset_); !s.ok()) return s;
     ++counts_.sequence_points;
+    // The runtime forgets its stacks here and numbers them from 1 again
+    // (ep-file.c, ep_file_write_sequence_point).
+    stacks_.Clear();
     return true;
   }
   // Event and metadata blocks: the header, then event blobs.
@@ -301,6 +310,10 @@ absl::StatusOr<bool> NettraceReader::Next(NettraceEvent* event) {
                                                      " that no metadata record defined before")));
       }
       event->metadata = it->second.get();
+      event->stack = {};
+      if (event->stack_id != 0 && !stacks_.Find(event->stack_id, &event->stack)) {
+        ++counts_.events_stack_unknown;
+      }
       ++counts_.events;
       return true;
     }

@@ -1,17 +1,19 @@
 // Reads the NetTrace stream a .NET runtime's EventPipe session writes
 // (format versions 4 and 5, what .NET Core 3 to .NET 10 write; docs/nettrace.md
-// says where the spec lives and what is accepted).
+// says where the spec lives and what is accepted), with each event's stack.
 //
 // The stream comes from the target process: it is hostile input. The reader
 // pulls bytes from a NettraceSource one object at a time, so its memory is one
-// block (at most NettraceLimits::max_block_bytes) plus the event metadata
-// (at most max_metadata records); no length field is trusted before it is
+// block (at most NettraceLimits::max_block_bytes), the event metadata (at
+// most max_metadata records) and the stacks since the last sequence point
+// (at most max_stack_bytes); no length field is trusted before it is
 // checked against what remains and a cap. Every error is a DataLoss or
 // Unimplemented status naming the byte offset in the stream and what was wrong.
 //
 // This file frames the stream (magic, serialization header, the Trace object,
-// then one object per block); blocks.h reads inside a block, and
-// runtime_events.h decodes the payloads of the runtime's events.
+// then one object per block); blocks.h reads inside a block, stack_cache.h
+// keeps the stacks events name, and runtime_events.h decodes the payloads of
+// the runtime's events.
 #ifndef PROFCPU_NETTRACE_READER_H_
 #define PROFCPU_NETTRACE_READER_H_
 
@@ -27,12 +29,16 @@
 #include "nettrace/blocks.h"
 #include "nettrace/event.h"
 #include "nettrace/source.h"
+#include "nettrace/stack_cache.h"
 
 namespace profcpu::nettrace {
 
 struct NettraceLimits {
   size_t max_block_bytes = 16 << 20;  // the runtime's blocks are ~100 KiB
   size_t max_metadata = 1 << 16;      // distinct event types
+  // Stacks held between two sequence points (stack_cache.h): past it new
+  // stacks are not kept. 0 keeps none, for a reader that needs no stacks.
+  size_t max_stack_bytes = 64 << 20;
 };
 
 // The Trace object at the start of the stream.
@@ -53,8 +59,10 @@ struct NettraceCounts {
   uint64_t metadata_blocks = 0;
   uint64_t stack_blocks = 0;
   uint64_t stacks = 0;
+  uint64_t stacks_not_kept = 0;       // over max_stack_bytes, or an id out of order
   uint64_t sequence_points = 0;
   uint64_t events = 0;
+  uint64_t events_stack_unknown = 0;  // naming a stack id the reader does not hold
   uint64_t metadata = 0;
 };
 
@@ -67,8 +75,8 @@ class NettraceReader {
   const NettraceTraceInfo& trace() const { return trace_; }
 
   // The next event in stream order (not time order: the runtime sorts only
-  // between sequence points). False once the end-of-stream tag is read. After
-  // an error every later call returns it again.
+  // between sequence points), with its stack. False once the end-of-stream
+  // tag is read. After an error every later call returns it again.
   absl::StatusOr<bool> Next(NettraceEvent* event);
 
   // A QPC timestamp of this trace as wall time.
@@ -107,6 +115,7 @@ class NettraceReader {
   size_t block_pos_ = 0;
   bool in_event_block_ = false;
   EventBlobDecoder blobs_;  // header compression state
+  NettraceStackCache stacks_;
 };
 
 }  // namespace profcpu::nettrace

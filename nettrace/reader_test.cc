@@ -19,10 +19,15 @@ namespace {
 using testing_nettrace::BlockHeader;
 using testing_nettrace::CompressedBlob;
 using testing_nettrace::ExceptionPayload;
+using testing_nettrace::GcAllocationTickPayload;
 using testing_nettrace::GcStartPayload;
 using testing_nettrace::MetadataPayload;
+using testing_nettrace::SequencePointBody;
+using testing_nettrace::StackBlockBody;
 using testing_nettrace::Varint;
 using testing_nettrace::Writer;
+
+using Stack = std::vector<uint64_t>;
 
 // An uncompressed blob starting at a 4-aligned position of its block.
 std::string UncompressedBlob(uint32_t metadata_id, uint32_t seq, uint64_t thread, int64_t ts,
@@ -84,18 +89,20 @@ std::string CompressedStream() {
 }
 
 // Every event of a stream; the reader stays alive for the events' metadata
-// and payloads (views of `bytes`, which the caller keeps).
+// and payloads (views of `bytes`, which the caller keeps). An event's stack
+// lives only until the next event: copied into `stacks`, its span cleared.
 struct Parsed {
   std::unique_ptr<NettraceStringSource> source;
   std::unique_ptr<NettraceReader> reader;
   std::vector<NettraceEvent> events;
+  std::vector<Stack> stacks;
   absl::Status status;
 };
 
-Parsed ReadAll(absl::string_view bytes) {
+Parsed ReadAll(absl::string_view bytes, NettraceLimits limits = {}) {
   Parsed p;
   p.source = std::make_unique<NettraceStringSource>(bytes);
-  p.reader = std::make_unique<NettraceReader>(p.source.get());
+  p.reader = std::make_unique<NettraceReader>(p.source.get(), limits);
   NettraceEvent e;
   while (true) {
     auto more = p.reader->Next(&e);
@@ -104,9 +111,67 @@ Parsed ReadAll(absl::string_view bytes) {
       break;
     }
     if (!*more) break;
+    p.stacks.emplace_back(e.stack.begin(), e.stack.end());
+    e.stack = {};
     p.events.push_back(e);
   }
   return p;
+}
+
+// Two sequence-point stretches of stacks as the runtime writes them: ids
+// from 1, each stack block before the events naming it, ids numbered again
+// after the sequence point. Metadata: GCAllocationTick V4 (1) and
+// ExceptionThrown V1 (2).
+//   stacks 1 (no frames), 2 (three frames), 3 (one frame)
+//   events: alloc @2, throw @3, alloc @1, alloc with stack id 0, alloc @9 (never defined)
+//   stack 4 (two frames, in a block of its own)
+//   events: alloc @4, alloc @2 (still held: no sequence point since)
+//   sequence point; stack 1 (one frame, a new stack under an old id)
+//   events: alloc @1, alloc @2 (forgotten at the sequence point)
+const Stack kStack2 = {0x7f0000001010, 0x7f0000002020, 0x7f0000003030};
+const Stack kStack3 = {0x7f0000004040};
+const Stack kStack4 = {0x7f0000005050, 0x7f0000006060};
+const Stack kStackAfter = {0x7f000000aaaa};
+
+std::string StackStream(int32_t pointer_size = 8) {
+  Writer w(pointer_size);
+  std::string meta = BlockHeader(true);
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(1, kDotNetRuntimeProvider, 10, "GCAllocationTick", 4));
+  meta += CompressedBlob(0x80, 0, 0, 0, 0, 0,
+                         MetadataPayload(2, kDotNetRuntimeProvider, 80, "", 1));
+  w.Block("MetadataBlock", meta);
+  auto narrow = [pointer_size](Stack stack) {
+    if (pointer_size == 4) {
+      for (uint64_t& address : stack) address &= 0xffffffff;
+    }
+    return stack;
+  };
+  w.Block("StackBlock",
+          StackBlockBody(1, {Stack{}, narrow(kStack2), narrow(kStack3)}, pointer_size));
+  const std::string alloc =
+      GcAllocationTickPayload(4, 100232, 0, "System.Byte[]", 0, 1048, pointer_size);
+  constexpr uint8_t kFlags = 0x1 | 0x4 | 0x8 | 0x80;
+  std::string events = BlockHeader(true);
+  events += CompressedBlob(kFlags | 0x2, 1, 0, 501, 501, 1000, alloc, 2);
+  events += CompressedBlob(kFlags, 2, 0, 0, 501, 10, ExceptionPayload("App.Bad", "m"), 3);
+  events += CompressedBlob(kFlags, 1, 0, 0, 501, 10, alloc, 1);
+  events += CompressedBlob(kFlags, 1, 0, 0, 502, 10, alloc, 0);
+  events += CompressedBlob(kFlags, 1, 0, 0, 501, 10, alloc, 9);
+  w.Block("EventBlock", events);
+  w.Block("StackBlock", StackBlockBody(4, {narrow(kStack4)}, pointer_size));
+  events = BlockHeader(true);
+  events += CompressedBlob(kFlags | 0x2, 1, 0, 501, 501, 2000, alloc, 4);
+  events += CompressedBlob(kFlags, 1, 0, 0, 501, 10, alloc, 2);
+  w.Block("EventBlock", events);
+  w.Block("SPBlock", SequencePointBody(5000));
+  w.Block("StackBlock", StackBlockBody(1, {narrow(kStackAfter)}, pointer_size));
+  events = BlockHeader(true);
+  events += CompressedBlob(kFlags | 0x2, 1, 0, 501, 501, 6000, alloc, 1);
+  events += CompressedBlob(kFlags, 1, 0, 0, 501, 10, alloc, 2);
+  w.Block("EventBlock", events);
+  w.End();
+  return w.bytes();
 }
 
 // Saves a stream as a fuzz seed when NETTRACE_SEED_DIR is set.
@@ -183,6 +248,8 @@ TEST(NettraceReaderTest, DecodesCompressedHeadersAndEveryBlock) {
   EXPECT_EQ(c.event_blocks, 1u);
   EXPECT_EQ(c.stack_blocks, 1u);
   EXPECT_EQ(c.stacks, 2u);
+  // Every event names stack 7, which no block before them defined.
+  EXPECT_EQ(c.events_stack_unknown, 3u);
   EXPECT_EQ(c.sequence_points, 1u);
   EXPECT_EQ(c.metadata, 2u);
   EXPECT_EQ(c.events, 3u);
@@ -191,6 +258,83 @@ TEST(NettraceReaderTest, DecodesCompressedHeadersAndEveryBlock) {
   auto more = reader->Next(&e);
   ASSERT_TRUE(more.ok());
   EXPECT_FALSE(*more);
+}
+
+TEST(NettraceReaderTest, EachEventHasTheStackItsIdNames) {
+  std::string bytes = StackStream();
+  MaybeSaveSeed("stacks", bytes);
+  Parsed parsed = ReadAll(bytes);
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  ASSERT_EQ(parsed.events.size(), 9u);
+  const std::vector<Stack>& stacks = parsed.stacks;
+  EXPECT_EQ(stacks[0], kStack2);  // leaf first, as the block lists it
+  EXPECT_EQ(stacks[1], kStack3);
+  EXPECT_EQ(stacks[2], Stack{});  // a stack without frames
+  EXPECT_EQ(parsed.events[3].stack_id, 0u);
+  EXPECT_EQ(stacks[3], Stack{});  // no stack
+  EXPECT_EQ(parsed.events[4].stack_id, 9u);
+  EXPECT_EQ(stacks[4], Stack{});  // never defined
+  EXPECT_EQ(stacks[5], kStack4);  // from a later block
+  EXPECT_EQ(stacks[6], kStack2);  // held across blocks
+  EXPECT_EQ(stacks[7], kStackAfter);  // id 1 again after the sequence point
+  EXPECT_EQ(stacks[8], Stack{});      // id 2 forgotten at the sequence point
+
+  auto alloc = DecodeGcAllocationTick(parsed.events[0].payload,
+                                      parsed.events[0].metadata->version, 8);
+  ASSERT_TRUE(alloc.ok()) << alloc.status();
+  EXPECT_EQ(alloc->type_name, "System.Byte[]");
+  EXPECT_EQ(alloc->amount, 100232u);
+
+  const NettraceCounts& c = parsed.reader->counts();
+  EXPECT_EQ(c.stack_blocks, 3u);
+  EXPECT_EQ(c.stacks, 5u);
+  EXPECT_EQ(c.stacks_not_kept, 0u);
+  EXPECT_EQ(c.sequence_points, 1u);
+  EXPECT_EQ(c.events, 9u);
+  EXPECT_EQ(c.events_stack_unknown, 2u);  // ids 9, and 2 after the sequence point
+}
+
+TEST(NettraceReaderTest, FourByteAddressesAreWidened) {
+  std::string bytes = StackStream(4);
+  MaybeSaveSeed("stacks32", bytes);
+  Parsed parsed = ReadAll(bytes);
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  ASSERT_EQ(parsed.events.size(), 9u);
+  EXPECT_EQ(parsed.stacks[0], (Stack{0x1010, 0x2020, 0x3030}));
+  EXPECT_EQ(parsed.stacks[5], (Stack{0x5050, 0x6060}));
+  EXPECT_EQ(parsed.stacks[7], Stack{0xaaaa});
+  auto alloc = DecodeGcAllocationTick(parsed.events[0].payload, 4, 4);
+  ASSERT_TRUE(alloc.ok()) << alloc.status();
+  EXPECT_EQ(alloc->type_name, "System.Byte[]");
+  EXPECT_EQ(alloc->object_size, 1048u);
+  EXPECT_EQ(parsed.reader->counts().events_stack_unknown, 2u);
+}
+
+TEST(NettraceReaderTest, StacksPastTheBudgetAreNotKept) {
+  // Stack 1 (an entry, 8 bytes) and stack 2 (8 + 3 addresses) fit in 40
+  // bytes; stack 3 does not, nor stack 4 after it. After the sequence point
+  // the budget is whole again.
+  NettraceLimits limits;
+  limits.max_stack_bytes = 40;
+  Parsed parsed = ReadAll(StackStream(), limits);
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  ASSERT_EQ(parsed.events.size(), 9u);
+  EXPECT_EQ(parsed.stacks[0], kStack2);
+  EXPECT_EQ(parsed.stacks[1], Stack{});
+  EXPECT_EQ(parsed.stacks[5], Stack{});
+  EXPECT_EQ(parsed.stacks[6], kStack2);
+  EXPECT_EQ(parsed.stacks[7], kStackAfter);
+  const NettraceCounts& c = parsed.reader->counts();
+  EXPECT_EQ(c.stacks, 5u);
+  EXPECT_EQ(c.stacks_not_kept, 2u);
+  EXPECT_EQ(c.events_stack_unknown, 4u);  // stacks 3, 9, 4, and 2 after the sequence point
+
+  limits.max_stack_bytes = 0;  // a reader that wants none
+  parsed = ReadAll(StackStream(), limits);
+  ASSERT_TRUE(parsed.status.ok()) << parsed.status;
+  for (const Stack& stack : parsed.stacks) EXPECT_TRUE(stack.empty());
+  EXPECT_EQ(parsed.reader->counts().stacks_not_kept, 5u);
+  EXPECT_EQ(parsed.reader->counts().events_stack_unknown, 8u);  // all but stack id 0
 }
 
 TEST(NettraceReaderTest, DecodesUncompressedBlocksWithPadding) {
@@ -220,11 +364,12 @@ TEST(NettraceReaderTest, DecodesUncompressedBlocksWithPadding) {
 }
 
 TEST(NettraceReaderTest, EveryTruncationIsAnErrorNamingAnOffset) {
-  std::string bytes = CompressedStream();
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    absl::Status status = ReadAll(absl::string_view(bytes).substr(0, n)).status;
-    ASSERT_FALSE(status.ok()) << "prefix of " << n << " bytes";
-    EXPECT_TRUE(absl::StrContains(status.message(), "nettrace offset")) << status;
+  for (const std::string& bytes : {CompressedStream(), StackStream()}) {
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      absl::Status status = ReadAll(absl::string_view(bytes).substr(0, n)).status;
+      ASSERT_FALSE(status.ok()) << "prefix of " << n << " bytes";
+      EXPECT_TRUE(absl::StrContains(status.message(), "nettrace offset")) << status;
+    }
   }
 }
 
@@ -296,6 +441,19 @@ TEST(NettraceReaderTest, ClearErrors) {
     sw.U32(1000000);
     w.Block("StackBlock", stacks);
     cases.push_back({"stack count", w.bytes(), "1000000 stacks"});
+  }
+  {
+    Writer w;
+    std::string stacks;
+    base::ByteWriter sw(&stacks);
+    sw.U32(1);
+    sw.U32(1);
+    sw.U32(12);  // one and a half addresses
+    sw.U64(0x1000);
+    sw.U32(0);
+    w.Block("StackBlock", stacks);
+    cases.push_back(
+        {"stack size", w.bytes(), "a stack of 12 bytes, not a whole number of 8-byte addresses"});
   }
   {
     Writer w;

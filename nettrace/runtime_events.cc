@@ -102,6 +102,27 @@ absl::StatusOr<GcHeapStatsEvent> DecodeGcHeapStats(absl::string_view payload, ui
   return e;
 }
 
+absl::StatusOr<GcAllocationTickEvent> DecodeGcAllocationTick(absl::string_view payload,
+                                                             uint32_t version,
+                                                             int32_t pointer_size) {
+  PayloadReader r(payload, "GCAllocationTick");
+  GcAllocationTickEvent e;
+  e.amount = r.Get<uint32_t>();
+  e.kind = r.Get<uint32_t>();
+  if (version >= 1) r.Get<uint16_t>();  // ClrInstanceID
+  if (version >= 2) {
+    // The 32-bit amount wraps past 4 GB; the 64-bit one is the truth.
+    e.amount = r.Get<uint64_t>();
+    e.type_id = r.Pointer(pointer_size);
+    e.type_name = r.String();
+    e.heap_index = r.Get<uint32_t>();
+  }
+  if (version >= 3) e.address = r.Pointer(pointer_size);
+  if (version >= 4) e.object_size = r.Get<uint64_t>();
+  if (!r.status().ok()) return r.status();
+  return e;
+}
+
 absl::StatusOr<ExceptionThrownEvent> DecodeExceptionThrown(absl::string_view payload,
                                                            uint32_t version,
                                                            int32_t pointer_size) {

@@ -27,6 +27,7 @@ enum class RuntimeEventId : uint32_t {
   kGcRestartEeBegin = 7,
   kGcSuspendEeEnd = 8,
   kGcSuspendEeBegin = 9,
+  kGcAllocationTick = 10,  // verbose level: one per ~100 KB allocated, with a stack
   kThreadPoolWorkerThreadStart = 50,
   kThreadPoolWorkerThreadStop = 51,
   kThreadPoolWorkerThreadAdjustmentSample = 54,
@@ -81,6 +82,22 @@ struct GcHeapStatsEvent {
   uint32_t gc_handle_count = 0;
 };
 absl::StatusOr<GcHeapStatsEvent> DecodeGcHeapStats(absl::string_view payload, uint32_t version);
+
+// GCAllocationTick (10): the allocation that crossed the ~100 KB tick on a
+// heap, and what was allocated on it since the previous tick.
+struct GcAllocationTickEvent {
+  uint64_t amount = 0;  // bytes since the previous tick: AllocationAmount64
+                        // (V2+), else the 32-bit AllocationAmount
+  uint32_t kind = 0;    // 0 small object heap, 1 large, 2 pinned
+  std::string type_name;     // UTF-8, the allocated object's type (V2+)
+  uint64_t type_id = 0;      // its MethodTable (V2+)
+  uint32_t heap_index = 0;   // V2+
+  uint64_t address = 0;      // of the object (V3+)
+  uint64_t object_size = 0;  // its size in bytes (V4)
+};
+absl::StatusOr<GcAllocationTickEvent> DecodeGcAllocationTick(absl::string_view payload,
+                                                             uint32_t version,
+                                                             int32_t pointer_size);
 
 struct ExceptionThrownEvent {
   std::string type;     // UTF-8

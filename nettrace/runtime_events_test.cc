@@ -13,6 +13,7 @@ namespace profcpu::nettrace {
 namespace {
 
 using testing_nettrace::ExceptionPayload;
+using testing_nettrace::GcAllocationTickPayload;
 using testing_nettrace::GcStartPayload;
 using testing_nettrace::Utf16z;
 
@@ -80,6 +81,53 @@ TEST(RuntimePayloadTest, Decoders) {
   EXPECT_EQ(gc->reason, 2u);  // version 0: count, reason
   EXPECT_FALSE(DecodeGcStart("", 2).ok());
   EXPECT_FALSE(DecodeExceptionThrown(ExceptionPayload("T", "M"), 0, 8).ok());
+}
+
+TEST(RuntimePayloadTest, GcAllocationTickEveryVersion) {
+  for (int32_t pointer_size : {8, 4}) {
+    for (uint32_t version = 0; version <= 4; ++version) {
+      SCOPED_TRACE(testing::Message() << "V" << version << " pointer " << pointer_size);
+      // Past 4 GB the 32-bit amount wraps: V2+ carry the 64-bit one.
+      const uint64_t amount = version >= 2 ? 0x100018000 : 0x18000;
+      const std::string p =
+          GcAllocationTickPayload(version, amount, 2, "App.Node[]", 3, 4120, pointer_size);
+      auto tick = DecodeGcAllocationTick(p, version, pointer_size);
+      ASSERT_TRUE(tick.ok()) << tick.status();
+      EXPECT_EQ(tick->amount, amount);
+      EXPECT_EQ(tick->kind, 2u);
+      EXPECT_EQ(tick->type_name, version >= 2 ? "App.Node[]" : "");
+      EXPECT_EQ(tick->heap_index, version >= 2 ? 3u : 0u);
+      EXPECT_EQ(tick->type_id, version >= 2 ? (pointer_size == 8 ? 0x7f00aa000010u : 0xaa000010u)
+                                            : 0u);
+      EXPECT_EQ(tick->address, version >= 3 ? (pointer_size == 8 ? 0x7e0000001000u : 0x1000u)
+                                            : 0u);
+      EXPECT_EQ(tick->object_size, version >= 4 ? 4120u : 0u);
+      // Every cut of the layout is an error naming the event.
+      for (size_t n = 0; n < p.size(); ++n) {
+        auto cut = DecodeGcAllocationTick(p.substr(0, n), version, pointer_size);
+        ASSERT_FALSE(cut.ok()) << n;
+        EXPECT_TRUE(absl::StrContains(cut.status().message(), "GCAllocationTick payload"))
+            << cut.status();
+      }
+    }
+  }
+}
+
+TEST(RuntimePayloadTest, GcAllocationTickTypeNameIsUtf8) {
+  std::string p;
+  base::ByteWriter w(&p);
+  w.U32(100);
+  w.U32(0);
+  w.U16(7);
+  w.U64(100);
+  w.U64(0x1234);
+  const uint16_t units[] = {'A', '.', 'C', 'a', 'f', 0xe9, 0};  // "A.Café"
+  for (uint16_t unit : units) w.U16(unit);
+  w.U32(0);
+  auto tick = DecodeGcAllocationTick(p, 2, 8);
+  ASSERT_TRUE(tick.ok()) << tick.status();
+  EXPECT_EQ(tick->type_name, "A.Caf\xc3\xa9");
+  EXPECT_EQ(static_cast<uint32_t>(RuntimeEventId::kGcAllocationTick), 10u);
 }
 
 }  // namespace

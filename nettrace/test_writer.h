@@ -1,12 +1,14 @@
 // Writes NetTrace streams as the runtime does, for tests of what reads them
 // (nettrace/reader_test.cc, fold/dotnet_events_summary_test.cc,
 // fold/dotnet_runtime_events_test.cc): the Trace object, blocks, metadata
-// records and header-compressed event blobs.
+// records, header-compressed event blobs, stack and sequence-point blocks,
+// and some runtime payloads.
 #ifndef PROFCPU_NETTRACE_TEST_WRITER_H_
 #define PROFCPU_NETTRACE_TEST_WRITER_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "base/byte_io.h"
@@ -101,10 +103,11 @@ inline std::string MetadataPayload(uint32_t id, absl::string_view provider, uint
   return p;
 }
 
-// A compressed event blob with every field given explicitly.
+// A compressed event blob with every field given explicitly (the stack id
+// when flags has 8).
 inline std::string CompressedBlob(uint8_t flags, uint32_t metadata_id, uint32_t seq_delta,
                            uint64_t capture_thread, uint64_t thread, uint64_t ts_delta,
-                           absl::string_view payload) {
+                           absl::string_view payload, uint32_t stack_id = 7) {
   std::string b;
   b.push_back(static_cast<char>(flags));
   if (flags & 1) Varint(&b, metadata_id);
@@ -114,13 +117,73 @@ inline std::string CompressedBlob(uint8_t flags, uint32_t metadata_id, uint32_t 
     Varint(&b, 1);  // processor
   }
   if (flags & 4) Varint(&b, thread);
-  if (flags & 8) Varint(&b, 7);  // stack id
+  if (flags & 8) Varint(&b, stack_id);
   Varint(&b, ts_delta);
   if (flags & 16) b.append(16, '\xaa');
   if (flags & 32) b.append(16, '\xbb');
   if (flags & 128) Varint(&b, payload.size());
   b.append(payload.data(), payload.size());
   return b;
+}
+
+// A StackBlock's body: stacks with ids from `first_id`, each a list of
+// addresses (the leaf first) written `pointer_size` bytes each.
+inline std::string StackBlockBody(uint32_t first_id,
+                                  const std::vector<std::vector<uint64_t>>& stacks,
+                                  int32_t pointer_size = 8) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.U32(first_id);
+  w.U32(static_cast<uint32_t>(stacks.size()));
+  for (const std::vector<uint64_t>& stack : stacks) {
+    w.U32(static_cast<uint32_t>(stack.size() * pointer_size));
+    for (uint64_t address : stack) {
+      if (pointer_size == 8) {
+        w.U64(address);
+      } else {
+        w.U32(static_cast<uint32_t>(address));
+      }
+    }
+  }
+  return body;
+}
+
+// An SPBlock's body: a timestamp and one thread's sequence number.
+inline std::string SequencePointBody(int64_t timestamp) {
+  std::string body;
+  base::ByteWriter w(&body);
+  w.I64(timestamp);
+  w.U32(1);
+  w.U64(500);
+  w.U32(3);
+  return body;
+}
+
+// GCAllocationTick's payload of `version` (0 to 4, ClrEtwAll.man's layouts).
+inline std::string GcAllocationTickPayload(uint32_t version, uint64_t amount, uint32_t kind,
+                                           absl::string_view type_name, uint32_t heap_index,
+                                           uint64_t object_size, int32_t pointer_size = 8) {
+  std::string p;
+  base::ByteWriter w(&p);
+  auto pointer = [&](uint64_t v) {
+    if (pointer_size == 8) {
+      w.U64(v);
+    } else {
+      w.U32(static_cast<uint32_t>(v));
+    }
+  };
+  w.U32(static_cast<uint32_t>(amount));
+  w.U32(kind);
+  if (version >= 1) w.U16(7);
+  if (version >= 2) {
+    w.U64(amount);
+    pointer(0x7f00aa000010);  // TypeID
+    Utf16z(w, type_name);
+    w.U32(heap_index);
+  }
+  if (version >= 3) pointer(0x7e0000001000);  // Address
+  if (version >= 4) w.U64(object_size);
+  return p;
 }
 
 // GCStart (V2) and ExceptionThrown (V1) payloads.

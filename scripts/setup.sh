@@ -42,6 +42,7 @@ if [ "$scope" = all ]; then
     libclang-rt-14-dev      # libFuzzer for clang 14
     libtsan2                # ThreadSanitizer's runtime for g++ (scripts/tsan.sh)
     clickhouse-server       # the fleet store's shards in tests (scripts/clickhouse-shards.sh)
+    clickhouse-client       # bench/fleet.sh's insert baseline and sampled-executable check
   )
 fi
 

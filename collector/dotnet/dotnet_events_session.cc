@@ -35,6 +35,11 @@ EventPipeConfig DotnetEventsConfig(uint64_t max_bytes) {
   // loaded (MethodDCEndVerbose) and every module (ModuleDCEnd): the names of
   // code compiled before the session began.
   config.request_rundown = true;
+  // Each event with the managed stack of the thread that raised it: what
+  // allocations, lock waits and exceptions are profiled by
+  // (fold/dotnet_event_profiles.h). On by default in every runtime; only
+  // CollectTracing3 (.NET 8+) could turn it off.
+  config.request_stackwalk = true;
   return config;
 }
 

@@ -18,10 +18,11 @@
 
 namespace profcpu::fleet {
 
-// At most this many (bucket, stack) rows per shard for a page (~20 MB of
-// answer, ~50 MB merged): 24 h with the default 2,000 stacks gets 5-minute
-// buckets, 1 h 15-second ones.
-inline constexpr uint64_t kMaxPageCells = 500'000;
+// At most this many (bucket, stack) rows per shard for a page (~10 MB of
+// answer, ~25 MB merged): 24 h with the default 2,000 stacks gets 15-minute
+// buckets, 1 h 30-second ones. Reading and merging these rows is most of a
+// page's time (bench/fleet.sh: 500,000 took a 1 h page to 1.2 s).
+inline constexpr uint64_t kMaxPageCells = 250'000;
 
 struct QueryRequest {
   TimeRange range;

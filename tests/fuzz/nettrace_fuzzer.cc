@@ -2,11 +2,12 @@
 // It comes from the profiled process: hostile. Reading is total and bounded;
 // the same bytes read whole, a few bytes at a time and from a file give the
 // same events and the same error; every error names an offset; every event
-// has its metadata and a payload inside the input; the runtime payload
-// decoders take any payload. The stream filter (nettrace/stream_filter.h)
-// fed the same bytes a few at a time writes no more than it read, and
-// what it writes of a stream the reader reads whole is read whole too, with
-// exactly the events it kept.
+// has its metadata and a payload inside the input, and a stack made of
+// addresses the input holds; a smaller stack budget changes no event but
+// may empty some stacks; the runtime payload decoders take any payload. The
+// stream filter (nettrace/stream_filter.h) fed the same bytes a few at a
+// time writes no more than it read, and what it writes of a stream the
+// reader reads whole is read whole too, with exactly the events it kept.
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +47,7 @@ class TrickleSource : public nettrace::NettraceSource {
 
 struct Seen {
   std::vector<std::string> events;  // a summary of each
+  std::vector<std::vector<uint64_t>> stacks;  // each event's
   absl::Status status;
   uint64_t end_offset = 0;
 };
@@ -56,6 +58,7 @@ void DecodeAll(const nettrace::NettraceEvent& e, int32_t pointer_size) {
   (void)nettrace::DecodeGcEnd(e.payload, v);
   (void)nettrace::DecodeGcSuspendEeBegin(e.payload, v);
   (void)nettrace::DecodeGcHeapStats(e.payload, v);
+  (void)nettrace::DecodeGcAllocationTick(e.payload, v, pointer_size);
   (void)nettrace::DecodeExceptionThrown(e.payload, v, pointer_size);
   (void)nettrace::DecodeContentionStart(e.payload, v, pointer_size);
   (void)nettrace::DecodeContentionStop(e.payload, v);
@@ -66,9 +69,10 @@ void DecodeAll(const nettrace::NettraceEvent& e, int32_t pointer_size) {
   (void)nettrace::DecodeModuleLoad(e.payload, v);
 }
 
-Seen ReadWith(nettrace::NettraceSource* source, size_t size, bool decode) {
+Seen ReadWith(nettrace::NettraceSource* source, size_t size, bool decode,
+              nettrace::NettraceLimits limits = {}) {
   Seen seen;
-  nettrace::NettraceReader reader(source);
+  nettrace::NettraceReader reader(source, limits);
   nettrace::NettraceEvent e;
   while (true) {
     auto more = reader.Next(&e);
@@ -87,12 +91,20 @@ Seen ReadWith(nettrace::NettraceSource* source, size_t size, bool decode) {
     Check(e.payload.size() <= size, "a payload larger than the input");
     Check(e.offset < size, "an event past the end of the input");
     Check(seen.events.size() < size, "more events than input bytes");
+    // Every address came from a stack block of the input.
+    Check(e.stack.size() * static_cast<size_t>(reader.trace().pointer_size) <= size,
+          "a stack larger than the input");
+    Check(e.stack_id != 0 || e.stack.empty(), "a stack for stack id 0");
     (void)reader.ToTime(e.timestamp);
     if (decode) DecodeAll(e, reader.trace().pointer_size);
     seen.events.push_back(absl::StrCat(e.metadata->provider, "/", e.metadata->event_id, "/",
                                        e.metadata->version, "@", e.offset, " t", e.thread_id,
                                        " ", e.timestamp, " ", e.payload));
+    seen.stacks.emplace_back(e.stack.begin(), e.stack.end());
   }
+  const nettrace::NettraceCounts& counts = reader.counts();
+  Check(counts.events_stack_unknown <= counts.events, "more unknown stacks than events");
+  Check(counts.stacks_not_kept <= counts.stacks, "more stacks not kept than read");
   Check(reader.offset() <= size, "the reader went past the end of the input");
   seen.end_offset = reader.offset();
   return seen;
@@ -106,12 +118,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Seen a = ReadWith(&whole, size, /*decode=*/true);
   TrickleSource trickle(bytes);
   Seen b = ReadWith(&trickle, size, /*decode=*/false);
-  Check(a.events == b.events && a.status == b.status && a.end_offset == b.end_offset,
+  Check(a.events == b.events && a.stacks == b.stacks && a.status == b.status &&
+            a.end_offset == b.end_offset,
         "reading whole and a few bytes at a time disagree");
+  // A stack budget of a few addresses: the same events and end, some stacks
+  // not kept, those kept as they were (an input this small never fills the
+  // default budget).
+  nettrace::NettraceStringSource again_whole(bytes);
+  nettrace::NettraceLimits small;
+  small.max_stack_bytes = 64;
+  Seen s = ReadWith(&again_whole, size, /*decode=*/false, small);
+  Check(s.events == a.events && s.status == a.status, "a stack budget changed the events");
+  for (size_t i = 0; i < s.stacks.size(); ++i) {
+    Check(s.stacks[i].empty() || s.stacks[i] == a.stacks[i],
+          "a stack budget changed a stack it kept");
+  }
   profcpu::fuzz::MemFile file(bytes);
   nettrace::NettraceFdSource fd_source(file.fd());
   Seen c = ReadWith(&fd_source, size, /*decode=*/false);
-  Check(a.events == c.events && a.status == c.status, "reading a string and a file disagree");
+  Check(a.events == c.events && a.stacks == c.stacks && a.status == c.status,
+        "reading a string and a file disagree");
   // Every other event dropped, as the collector's budget may.
   uint64_t asked = 0;
   nettrace::NettraceStreamFilter filter(

@@ -334,12 +334,12 @@ class FleetQueryTest(PageTestCase):
                           ("do_idle", "2.94")])
         self.assertEqual(rows_per_second, 1)  # counts per bucket: one row per column
         self.assertEqual(selection, {"from": 0, "to": 2 * HOUR})
-        # A click on the first hour's busy cell selects its bucket (30 s: two
-        # hours in at most 500,000 / 2,001 kept stacks = 249 columns) and the
+        # A click on the first hour's busy cell selects its bucket (60 s: two
+        # hours in at most 250,000 / 2,001 kept stacks = 124 columns) and the
         # table shows that bucket only: the first hour's rows (1,000 samples).
         meta, _ = page_data(path)
         step = meta["time_resolution_s"]
-        self.assertEqual(step, 30)
+        self.assertEqual(step, 60)
         result = self.drive(path, [
             {"op": "click", "second": HOUR_A - BASE + 1, "row": 0},
             {"op": "selection"}, {"op": "rows", "n": 4},
