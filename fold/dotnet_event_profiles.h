@@ -31,6 +31,7 @@
 
 #include "base/run_log.h"
 #include "fold/profile.h"
+#include "recording/records.h"
 #include "symbolize/code_location.h"
 #include "symbolize/jit_history.h"
 #include "symbolize/symbol_table.h"
@@ -47,16 +48,25 @@ enum class DotnetEventKind : uint8_t { kAlloc, kLockWait, kException };
 struct DotnetEventProfile {
   DotnetEventKind kind = DotnetEventKind::kAlloc;
   // kAlloc: bytes (GCAllocationTick's amount since the previous tick on
-  // that heap, scaled by what the stream's budget dropped, see
-  // `scale`); kLockWait: microseconds waited (ContentionStop's duration, else
-  // Start to Stop on the thread); kException: 1 per throw.
+  // that heap; not scaled for ticks the stream lost, see `dropped`);
+  // kLockWait: microseconds waited (ContentionStop's duration, else Start
+  // to Stop on the thread; at least 1), the sample's time the wait's start;
+  // kException: 1 per throw. Each sample's event string is the kind's name.
   Profile profile;
   uint64_t events = 0;       // events with a stack that became samples
   uint64_t weight = 0;       // sum of the samples' periods
   uint64_t no_stack = 0;     // events of this kind whose stack was missing
-  // Events of this kind the collector's budget dropped (from the stream's
-  // own loss counts where known); the weights above are not scaled for them.
+  // Events of this kind the collector's budget dropped (the recording's
+  // counts, CountDotnetEventsDropped); the weights above are not scaled
+  // for them.
   uint64_t dropped = 0;
+  // kLockWait: a ContentionStart without its Stop (the session ended, or
+  // the thread started another wait) or a Stop without its Start and no
+  // duration: no length to weigh.
+  uint64_t unpaired = 0;
+  // Events past the bound on samples held per kind (the stream is the
+  // target's): not in `profile`.
+  uint64_t over_limit = 0;
 };
 
 // The names profiles and files use: "alloc" / "lock_wait" / "exception",
@@ -88,6 +98,13 @@ struct DotnetEventProfiles {
 DotnetEventProfiles ReadDotnetEventStacks(const std::string& dir, symbolize::JitCodeHistory* jit,
                                           const std::function<std::string(uint32_t)>& comm_of_pid,
                                           base::RunLog* log);
+
+// Fills each profile's `dropped` from the recording's DotnetRuntime records
+// (what the collector's volume budget left out, by event name):
+// GCAllocationTick, ContentionStop (a wait whose length was lost),
+// ExceptionThrown. Drops counted as "all" (past the hard cap) name no kind.
+void CountDotnetEventsDropped(const std::vector<recording::DotnetRuntime>& runtimes,
+                              DotnetEventProfiles* profiles);
 
 }  // namespace profcpu::fold
 

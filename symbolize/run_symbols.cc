@@ -98,6 +98,12 @@ absl::StatusOr<ResolvedSymbols> RunSymbols::Resolve() {
   result.table = replay.known_names;
   const std::string snapshot = absl::StrCat(options_.run_dir, "/", recording::kSymbolsFile);
   LoadSnapshot(snapshot, replay.modules, &result.table, log_);
+  // The names the replay gave itself win over a snapshot's (which replaces
+  // the table): one written before those names existed (an archive from an
+  // older profcpu: the .NET event profiles' type frames) lacks them.
+  for (const auto& [location, name] : replay.known_names.entries()) {
+    result.table.Insert(location, name);
+  }
 
   SymbolizerOptions symbolizer_options;
   symbolizer_options.use_local_kallsyms = !replay.boot_id.empty() && replay.boot_id == LocalBootId();

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/run_log.h"
+#include "fold/dotnet_event_profiles.h"
 #include "fold/dotnet_runtime_events.h"
 #include "fold/jit_frame_sources.h"
 #include "fold/profile_filter.h"
@@ -65,6 +66,11 @@ struct PipelineResult {
   // timeline went into perf_script.out and profile.html, their summaries go
   // into metadata.json and the closing line (FinishRun).
   fold::DotnetEventsOutput dotnet_events;
+  // The same streams' event stacks (allocations, lock waits, exceptions):
+  // their counts per kind (events, weight, without a stack, ...), for
+  // metadata and the closing line. The profiles themselves are emptied once
+  // the outputs are written.
+  fold::DotnetEventProfiles dotnet_event_stacks;
   // Native modules with frames left unknown, with their build-ids (what
   // `profcpu symbols` fetches), and what fetching found (with -fetch).
   std::vector<symbolize::ModuleToFetch> unknown_modules;
