@@ -38,7 +38,9 @@ std::vector<std::string> ArchiveOrder(std::vector<std::string> files) {
 
 ExtractSkip PostprocessSkip(bool html) {
   ExtractSkip skip;
-  skip.names = {recording::kFlameGraphFile, recording::kFoldedFile, recording::kPerfScriptFile};
+  skip.names = {recording::kFlameGraphFile,   recording::kFoldedFile,
+                recording::kPerfScriptFile,   recording::kAllocStacksFile,
+                recording::kLockWaitStacksFile, recording::kExceptionStacksFile};
   if (html) skip.names.push_back(recording::kProfilePageFile);
   skip.inputs_marker = recording::kRecordingFile;
   return skip;

@@ -273,42 +273,6 @@ class EventStackReader {
 
 }  // namespace
 
-const char* DotnetEventKindName(DotnetEventKind kind) {
-  switch (kind) {
-    case DotnetEventKind::kAlloc:
-      return "alloc";
-    case DotnetEventKind::kLockWait:
-      return "lock_wait";
-    case DotnetEventKind::kException:
-      return "exception";
-  }
-  return "";
-}
-
-const char* DotnetEventStacksFile(DotnetEventKind kind) {
-  switch (kind) {
-    case DotnetEventKind::kAlloc:
-      return "alloc_stacks.out";
-    case DotnetEventKind::kLockWait:
-      return "lock_wait_stacks.out";
-    case DotnetEventKind::kException:
-      return "exception_stacks.out";
-  }
-  return "";
-}
-
-const char* DotnetEventUnit(DotnetEventKind kind) {
-  switch (kind) {
-    case DotnetEventKind::kAlloc:
-      return "bytes";
-    case DotnetEventKind::kLockWait:
-      return "microseconds";
-    case DotnetEventKind::kException:
-      return "throws";
-  }
-  return "";
-}
-
 void DotnetEventProfiles::SetSymbols(const symbolize::SymbolTable& table) {
   // Each profile keeps the names of its own locations only: the run's table
   // names every CPU frame too.

@@ -31,6 +31,7 @@
 
 #include "base/run_log.h"
 #include "fold/profile.h"
+#include "recording/run_folder.h"
 #include "recording/records.h"
 #include "symbolize/code_location.h"
 #include "symbolize/jit_history.h"
@@ -72,9 +73,31 @@ struct DotnetEventProfile {
 // The names profiles and files use: "alloc" / "lock_wait" / "exception",
 // "alloc_stacks.out" / "lock_wait_stacks.out" / "exception_stacks.out", and
 // the unit of a sample's period ("bytes", "microseconds", "throws").
-const char* DotnetEventKindName(DotnetEventKind kind);
-const char* DotnetEventStacksFile(DotnetEventKind kind);
-const char* DotnetEventUnit(DotnetEventKind kind);
+// constexpr: render's tables of the outputs are built from them.
+constexpr const char* DotnetEventKindName(DotnetEventKind kind) {
+  switch (kind) {
+    case DotnetEventKind::kAlloc: return "alloc";
+    case DotnetEventKind::kLockWait: return "lock_wait";
+    case DotnetEventKind::kException: return "exception";
+  }
+  return "";
+}
+constexpr const char* DotnetEventStacksFile(DotnetEventKind kind) {
+  switch (kind) {
+    case DotnetEventKind::kAlloc: return recording::kAllocStacksFile;
+    case DotnetEventKind::kLockWait: return recording::kLockWaitStacksFile;
+    case DotnetEventKind::kException: return recording::kExceptionStacksFile;
+  }
+  return "";
+}
+constexpr const char* DotnetEventUnit(DotnetEventKind kind) {
+  switch (kind) {
+    case DotnetEventKind::kAlloc: return "bytes";
+    case DotnetEventKind::kLockWait: return "microseconds";
+    case DotnetEventKind::kException: return "throws";
+  }
+  return "";
+}
 
 struct DotnetEventProfiles {
   // kAlloc, kLockWait, kException, in that order, each present (maybe

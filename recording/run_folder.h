@@ -11,6 +11,10 @@ inline constexpr char kRecordingFile[] = "recording.zst";
 inline constexpr char kSymbolsFile[] = "symbols.bin";
 inline constexpr char kFoldedFile[] = "folded_stacks.out";
 inline constexpr char kPerfScriptFile[] = "perf_script.out";
+// The .NET runtimes' event profiles (fold/dotnet_event_profiles.h), folded.
+inline constexpr char kAllocStacksFile[] = "alloc_stacks.out";
+inline constexpr char kLockWaitStacksFile[] = "lock_wait_stacks.out";
+inline constexpr char kExceptionStacksFile[] = "exception_stacks.out";
 inline constexpr char kFlameGraphFile[] = "flamegraph.svg";
 inline constexpr char kMetadataFile[] = "metadata.json";
 inline constexpr char kLogFile[] = "profcpu.log";

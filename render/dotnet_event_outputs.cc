@@ -10,14 +10,18 @@ namespace {
 using fold::DotnetEventKind;
 
 constexpr DotnetEventOutput kOutputs[] = {
-    {DotnetEventKind::kAlloc, "alloc", "alloc_stacks.out", "alloc.pb.gz", "Allocations", "bytes",
+    {DotnetEventKind::kAlloc, fold::DotnetEventKindName(DotnetEventKind::kAlloc),
+     fold::DotnetEventStacksFile(DotnetEventKind::kAlloc), "alloc.pb.gz", "Allocations",
+     fold::DotnetEventUnit(DotnetEventKind::kAlloc),
      "bytes allocated, by the allocating stack (GCAllocationTick: one event per ~100 KB "
      "allocated, weighted by the bytes since the previous one; the leaf is the type)"},
-    {DotnetEventKind::kLockWait, "lock_wait", "lock_wait_stacks.out", "lock_wait.pb.gz",
-     "Lock waits", "microseconds",
+    {DotnetEventKind::kLockWait, fold::DotnetEventKindName(DotnetEventKind::kLockWait),
+     fold::DotnetEventStacksFile(DotnetEventKind::kLockWait), "lock_wait.pb.gz", "Lock waits",
+     fold::DotnetEventUnit(DotnetEventKind::kLockWait),
      "time threads waited on contended locks, by the waiting stack (ContentionStart to Stop)"},
-    {DotnetEventKind::kException, "exception", "exception_stacks.out", "exceptions.pb.gz",
-     "Exceptions", "throws",
+    {DotnetEventKind::kException, fold::DotnetEventKindName(DotnetEventKind::kException),
+     fold::DotnetEventStacksFile(DotnetEventKind::kException), "exceptions.pb.gz", "Exceptions",
+     fold::DotnetEventUnit(DotnetEventKind::kException),
      "exceptions thrown, by the throwing stack (ExceptionThrown; the leaf is the type)"},
 };
 

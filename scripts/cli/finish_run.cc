@@ -9,6 +9,7 @@
 #include "archive/run_archive.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
+#include "fold/dotnet_event_profiles.h"
 #include "fold/dotnet_runtime_events.h"
 #include "recording/run_folder.h"
 #include "render/profile_page_writer.h"
@@ -37,6 +38,14 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
                 render::kProfilePageFile) != result.files_written.end()) {
     files.push_back(render::kProfilePageFile);
   }
+  // The .NET event profiles' folded stacks, those written (kinds with samples).
+  for (const fold::DotnetEventProfile& profile : result.dotnet_event_stacks.profiles) {
+    const char* name = fold::DotnetEventStacksFile(profile.kind);
+    if (std::find(result.files_written.begin(), result.files_written.end(), name) !=
+        result.files_written.end()) {
+      files.push_back(name);
+    }
+  }
   files.insert(files.end(), result.jit_files.begin(), result.jit_files.end());
   files.insert(files.end(), result.exports.begin(), result.exports.end());
   files.insert(files.end(), dotnet_events.files.begin(), dotnet_events.files.end());
@@ -50,6 +59,7 @@ absl::StatusOr<std::string> FinishRun(const std::string& dir, const PipelineResu
   facts.warnings = log->warnings();
   facts.files = files;
   facts.dotnet_events = &dotnet_events.summaries;
+  facts.dotnet_event_stacks = &result.dotnet_event_stacks;
   facts.unknown_modules = &result.unknown_modules;
   facts.symbol_fetch = &result.symbol_fetch;
   PROFCPU_RETURN_IF_ERROR(

@@ -5,6 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/time/time.h"
 #include "collector/callgraph_choice.h"
+#include "render/dotnet_event_stacks_json.h"
 #include "render/dotnet_events_json.h"
 #include "render/stack_ends_json.h"
 #include "render/dotnet_runtimes_json.h"
@@ -147,6 +148,9 @@ std::string FormatMetadataJson(const RunFacts& facts) {
     nlohmann::ordered_json events = nlohmann::ordered_json::array();
     for (const auto& summary : *facts.dotnet_events) events.push_back(render::DotnetEventsJson(summary));
     j["dotnet_events"] = events;
+  }
+  if (facts.dotnet_event_stacks != nullptr && !facts.dotnet_event_stacks->profiles.empty()) {
+    j["dotnet_event_stacks"] = render::DotnetEventStacksJson(*facts.dotnet_event_stacks);
   }
   j["warnings"] = facts.warnings;
   j["files"] = facts.files;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fold/dotnet_event_profiles.h"
 #include "fold/dotnet_events_summary.h"
 #include "fold/jit_frame_sources.h"
 #include "fold/recording_summary.h"
@@ -25,6 +26,9 @@ struct RunFacts {
   std::vector<std::string> files;
   // One per saved dotnet/PID.nettrace; none: no "dotnet_events" key.
   const std::vector<fold::DotnetEventsSummary>* dotnet_events = nullptr;
+  // The .NET event profiles' counts ("dotnet_event_stacks"; none or no
+  // profile: no key).
+  const fold::DotnetEventProfiles* dotnet_event_stacks = nullptr;
   // Native modules with unknown frames (symbols.unknown_native_modules), and
   // what fetching their debug files found ("symbol_fetch"; none: no key).
   const std::vector<symbolize::ModuleToFetch>* unknown_modules = nullptr;
