@@ -4,10 +4,11 @@
 // exceptions by managed stack). PHASES is "all" or a comma list of alloc,
 // lock and throw; the phases run at once, each on threads of its own, for
 // SECONDS:
-//  alloc: one thread calls AllocSiteLarge and AllocSiteSmall, 64 calls of
-//    each per iteration. AllocSiteLarge allocates three BigRecords,
-//    AllocSiteSmall one byte[40]: 64 bytes each object, so the large site
-//    allocates three times the small site's bytes, and a sampler that picks
+//  alloc: one thread calls AllocSiteLarge or AllocSiteSmall, half each in a
+//    pseudo-random order, 128 calls an iteration. AllocSiteLarge allocates
+//    three BigRecords, AllocSiteSmall one byte[40]: 64 bytes each object, so
+//    the large site allocates three times the small site's bytes, and a
+//    sampler that picks
 //    the object that crosses a byte threshold (GCAllocationTick, every
 //    ~100 KB) picks either alike. The objects are kept in rings (they escape:
 //    .NET 10 puts a non-escaping small object on the stack) and die young.
@@ -57,7 +58,7 @@ static class Run
 
 sealed class AllocPhase
 {
-    public const int CallsPerIteration = 64;
+    public const int CallsPerIteration = 128;
     const int Ring = 4096;  // a power of two
     static readonly BigRecord[] Records = new BigRecord[Ring];
     static readonly byte[][] Buffers = new byte[Ring][];
@@ -86,18 +87,37 @@ sealed class AllocPhase
 
     public void Work()
     {
+        // Which site each call goes to: a pseudo-random sequence (xorshift),
+        // half each. A fixed pattern (64 of one, then 64 of the other) would
+        // alias with the runtime's regular allocation-context refills, where
+        // GCAllocationTick samples, and tilt the sampled share.
+        ulong pick = 0x9E3779B97F4A7C15UL;
         long n = 0;
+        long last = GC.GetAllocatedBytesForCurrentThread();
         while (!Run.Stop)
         {
-            long before = GC.GetAllocatedBytesForCurrentThread();
-            for (int i = 0; i < CallsPerIteration; i++) AllocSiteLarge(n++);
-            long between = GC.GetAllocatedBytesForCurrentThread();
-            for (int i = 0; i < CallsPerIteration; i++) AllocSiteSmall(n++);
-            long after = GC.GetAllocatedBytesForCurrentThread();
-            LargeBytes += between - before;
-            SmallBytes += after - between;
-            LargeObjects += 3 * CallsPerIteration;
-            SmallObjects += CallsPerIteration;
+            for (int i = 0; i < CallsPerIteration; i++)
+            {
+                pick ^= pick << 13;
+                pick ^= pick >> 7;
+                pick ^= pick << 17;
+                bool large = (pick & 1) != 0;
+                if (large) AllocSiteLarge(n++);
+                else AllocSiteSmall(n++);
+                // Nothing else on this thread allocates: the delta is the site's.
+                long now = GC.GetAllocatedBytesForCurrentThread();
+                if (large)
+                {
+                    LargeBytes += now - last;
+                    LargeObjects += 3;
+                }
+                else
+                {
+                    SmallBytes += now - last;
+                    SmallObjects++;
+                }
+                last = now;
+            }
             Iterations++;
         }
     }
