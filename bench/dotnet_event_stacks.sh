@@ -4,7 +4,8 @@
 # (tests/dotnet/AllocLockApp, built here; its alloc phase by default: one
 # thread allocating as fast as it can, ~100 KB per GCAllocationTick, each
 # with its stack) with no profcpu, under `profcpu collect -dotnet-events off`
-# and under `profcpu collect` (events on: every event with its stack); and
+# and under `profcpu collect` (events on: every event with its stack), as
+# iterations per second and as the app's CPU time per iteration; and
 # the nettrace stream's bytes per minute during the run, next to the budget
 # that keeps a 30-minute collection within the stream's cap
 # (collector/dotnet/event_budget.h). Runs go round by round (each
@@ -52,7 +53,16 @@ BUDGET_PER_MINUTE = CAP * 7 / 8 / 30
 BURST_BYTES = BUDGET_PER_MINUTE / 60 * 60
 
 CONFIGS = [("none", "no profcpu"), ("off", "collect -dotnet-events off"),
-           ("on", "collect (events and their stacks)")]
+           ("on", "collect -dotnet-events on")]
+
+
+def cpu_seconds(pid):
+    """CPU time of the app so far (/proc/PID/stat's utime and stime: every
+    thread's, those that have exited too): its own, the GC's and EventPipe's
+    in it. Less at the mercy of a busy machine than iterations per second."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def size(pattern):
@@ -84,9 +94,11 @@ def run_once(config):
             time.sleep(0.05)
         time.sleep(0.5)
         before = size(nettrace)
+        cpu = cpu_seconds(app.pid)
         app.stdin.write("go\n")
         app.stdin.flush()
         truth = json.loads(app.stdout.readline())
+        cpu = cpu_seconds(app.pid) - cpu
         during = size(nettrace) - before
         if collect is not None and collect.poll() is not None:
             raise RuntimeError("the collection ended before the app's run")
@@ -96,7 +108,8 @@ def run_once(config):
             raise RuntimeError(f"profcpu collect failed (exit {collect.returncode})")
         rate = (truth["alloc"]["iterations_per_second"] if "alloc" in truth
                 else truth["process_bytes"] / truth["seconds"])
-        return {"rate": rate, "per_minute": during / truth["seconds"] * 60,
+        work = truth["alloc"]["iterations"] if "alloc" in truth else truth["process_bytes"]
+        return {"rate": rate, "cpu_per_unit": cpu / work * 1e9, "per_minute": during / truth["seconds"] * 60,
                 "file": size(nettrace), "allocated_per_minute":
                 truth["process_bytes"] / truth["seconds"] * 60}
     finally:
@@ -122,16 +135,21 @@ print(f"AllocLockApp {args.phases}, {args.seconds:g} s runs, {args.rounds} round
       f"(median [min-max]); the app allocated "
       f"{statistics.median(r['allocated_per_minute'] for r in runs['none']) / mib / 1024:.1f} "
       f"GiB/min with no profcpu")
-print(f"{'configuration':36} {unit:>28} {'vs none':>8} {'nettrace MiB/min':>17}")
+cpu_unit = "app CPU ns/iteration" if unit == "iterations/s" else "app CPU ns/byte"
+base_cpu = statistics.median(r["cpu_per_unit"] for r in runs["none"])
+print(f"{'configuration':28} {unit:>26} {'vs none':>8} {cpu_unit:>21} {'vs none':>8} "
+      f"{'nettrace MiB/min':>17}")
 for config, label in CONFIGS:
     rates = [r["rate"] for r in runs[config]]
     median = statistics.median(rates)
+    cpu = statistics.median(r["cpu_per_unit"] for r in runs[config])
     slowdown = "" if config == "none" else f"{(median / base - 1) * 100:+.1f}%"
+    extra_cpu = "" if config == "none" else f"{(cpu / base_cpu - 1) * 100:+.1f}%"
     stream = ""
     if config == "on":
         stream = f"{statistics.median(r['per_minute'] for r in runs[config]) / mib:.1f}"
-    print(f"{label:36} {median:>12.0f} [{min(rates):.0f}-{max(rates):.0f}] {slowdown:>8} "
-          f"{stream:>17}")
+    print(f"{label:28} {median:>10.0f} [{min(rates):.0f}-{max(rates):.0f}] {slowdown:>8} "
+          f"{cpu:>21.1f} {extra_cpu:>8} {stream:>17}")
 on_per_minute = statistics.median(r["per_minute"] for r in runs["on"])
 print(f"stream cap {CAP // mib} MiB a process; a 30-minute collection's budget "
       f"{BUDGET_PER_MINUTE / mib:.1f} MiB/min ({BURST_BYTES / mib:.1f} MiB banked): ", end="")
