@@ -12,7 +12,7 @@ namespace profcpu::archive {
 namespace {
 
 // recording.zst first (ExtractSkip's marker), the other inputs, then the
-// outputs in their order. profile.html leads them: postprocess keeps it with
+// outputs in their order (the .NET event profiles last). profile.html leads them: postprocess keeps it with
 // -format no-html, so it must not come after one that ends the unpacking.
 int Rank(const std::string& name) {
   if (name == recording::kRecordingFile) return -1;
@@ -20,6 +20,10 @@ int Rank(const std::string& name) {
   if (name == recording::kFlameGraphFile) return 2;
   if (name == recording::kFoldedFile) return 3;
   if (name == recording::kPerfScriptFile) return 4;
+  if (name == recording::kAllocStacksFile || name == recording::kLockWaitStacksFile ||
+      name == recording::kExceptionStacksFile) {
+    return 5;
+  }
   return 0;
 }
 

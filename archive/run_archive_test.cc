@@ -17,24 +17,30 @@ namespace {
 const std::vector<std::string> kRunFiles = {
     "flamegraph.svg", "folded_stacks.out", "perf_script.out", "recording.zst",
     "symbols.bin",    "metadata.json",     "profcpu.log",     "unwound_stacks.bin",
-    "profile.html",   "jit/perf-42.map",   "profile.pb.gz",   "dotnet/42.nettrace"};
+    "profile.html",   "jit/perf-42.map",   "profile.pb.gz",   "alloc_stacks.out",
+    "dotnet/42.nettrace"};
 
 TEST(RunArchiveTest, InputsFirstThenTheOutputsWithPerfScriptLast) {
   EXPECT_EQ(ArchiveOrder(kRunFiles),
             (std::vector<std::string>{"recording.zst", "symbols.bin", "metadata.json",
                                       "profcpu.log", "unwound_stacks.bin", "jit/perf-42.map",
                                       "profile.pb.gz", "dotnet/42.nettrace", "profile.html",
-                                      "flamegraph.svg", "folded_stacks.out", "perf_script.out"}));
+                                      "flamegraph.svg", "folded_stacks.out", "perf_script.out",
+                                      "alloc_stacks.out"}));
 }
 
 TEST(RunArchiveTest, PostprocessSkipsWhatItRebuilds) {
   ExtractSkip with_html = PostprocessSkip(/*html=*/true);
-  EXPECT_EQ(with_html.names, (std::vector<std::string>{"flamegraph.svg", "folded_stacks.out",
-                                                       "perf_script.out", "profile.html"}));
+  EXPECT_EQ(with_html.names,
+            (std::vector<std::string>{"flamegraph.svg", "folded_stacks.out", "perf_script.out",
+                                      "alloc_stacks.out", "lock_wait_stacks.out",
+                                      "exception_stacks.out", "profile.html"}));
   EXPECT_EQ(with_html.inputs_marker, "recording.zst");
   ExtractSkip no_html = PostprocessSkip(/*html=*/false);
-  EXPECT_EQ(no_html.names, (std::vector<std::string>{"flamegraph.svg", "folded_stacks.out",
-                                                     "perf_script.out"}));
+  EXPECT_EQ(no_html.names,
+            (std::vector<std::string>{"flamegraph.svg", "folded_stacks.out", "perf_script.out",
+                                      "alloc_stacks.out", "lock_wait_stacks.out",
+                                      "exception_stacks.out"}));
 }
 
 // Written in ArchiveOrder, unpacked as postprocess does: every input comes

@@ -279,7 +279,8 @@ class DotnetEventStacksTest(unittest.TestCase):
         for name in STACK_FILES:
             here = os.path.join(self.run_dir, name)
             there = os.path.join(elsewhere.path, name)
-            self.assertTrue(os.path.exists(there), f"postprocess of the archive wrote no {name}")
+            self.assertTrue(os.path.exists(there), f"postprocess of the archive wrote no {name}: "
+                            f"{sorted(os.listdir(elsewhere.path))}\n{result.stderr}")
             self.assertEqual(t.read_bytes(there), t.read_bytes(here), name)
 
 
