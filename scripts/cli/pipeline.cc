@@ -5,13 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "base/stage_times.h"
 #include "base/status_macros.h"
 #include "fold/dotnet_event_profiles.h"
+#include "fold/dotnet_event_stacks_of_run.h"
 #include "fold/dotnet_osr_replay.h"
 #include "fold/dotnet_runtime_events.h"
 #include "fold/profile_builder.h"
@@ -58,82 +56,6 @@ bool AnyFetched(const std::vector<symbolize::ModuleFetchResult>& fetched) {
   });
 }
 
-// Each process's name as the CPU profile's folded stacks show it: its main
-// thread's (tid == pid) comm, else the name of its first sampled thread,
-// else the start of its command line (a process with no CPU sample).
-absl::flat_hash_map<uint32_t, std::string> ProcessNames(const fold::Profile& profile,
-                                                        const fold::RecordingSummary& summary) {
-  absl::flat_hash_map<uint32_t, std::string> names;
-  absl::flat_hash_set<uint32_t> from_main_thread;
-  for (const fold::Sample& s : profile.samples()) {
-    if (from_main_thread.contains(s.pid)) continue;
-    if (s.tid == s.pid) {
-      names[s.pid] = profile.string(s.comm);
-      from_main_thread.insert(s.pid);
-    } else {
-      names.try_emplace(s.pid, profile.string(s.comm));
-    }
-  }
-  for (const recording::ProcessInfo& process : summary.processes) {
-    absl::string_view program = process.command_line;
-    program = program.substr(0, program.find_first_of(std::string(" \0", 2)));
-    program = program.substr(program.find_last_of('/') + 1);
-    // The kernel's comm holds 15 bytes.
-    if (!program.empty()) names.try_emplace(process.pid, std::string(program.substr(0, 15)));
-  }
-  return names;
-}
-
-// The .NET runtimes' event stacks (allocations, lock waits, exceptions)
-// from dotnet/PID.nettrace, each frame a location of its process at the
-// event's time: their locations join the replay's requests (those not
-// there already) and their type frames' names its known names, so the one
-// naming pass names both.
-fold::DotnetEventProfiles ReadEventStacks(const std::string& dir, symbolize::JitCodeHistory* jit,
-                                          fold::BuiltProfile* built, base::RunLog* log) {
-  const absl::flat_hash_map<uint32_t, std::string> names =
-      ProcessNames(built->profile, built->summary);
-  fold::DotnetEventProfiles stacks = fold::ReadDotnetEventStacks(
-      dir, jit,
-      [&names](uint32_t pid) {
-        auto it = names.find(pid);
-        return it == names.end() ? std::string() : it->second;
-      },
-      log);
-  fold::CountDotnetEventsDropped(built->summary.dotnet_runtimes, &stacks);
-  if (stacks.requests.empty() && stacks.known_names.size() == 0) return stacks;
-  absl::flat_hash_set<symbolize::CodeLocation> requested;
-  requested.reserve(built->requests.size());
-  for (const symbolize::SymbolRequest& r : built->requests) requested.insert(r.location);
-  for (symbolize::SymbolRequest& r : stacks.requests) {
-    if (requested.insert(r.location).second) built->requests.push_back(std::move(r));
-  }
-  stacks.requests.clear();
-  for (const auto& [location, name] : stacks.known_names.entries()) {
-    built->known_names.Insert(location, name);
-  }
-  return stacks;
-}
-
-// postprocess's -pid and -from/-to apply to the event profiles as to the
-// CPU profile. -tid and -comm do not: the runtime's thread ids are its own
-// pid namespace's, and the profiles' comm is the process's name.
-void FilterEventStacks(const fold::ProfileFilter& filter, const fold::RecordingSummary& summary,
-                       fold::DotnetEventProfiles* stacks) {
-  fold::ProfileFilter narrowed;
-  narrowed.pids = filter.pids;
-  narrowed.from_s = filter.from_s;
-  narrowed.to_s = filter.to_s;
-  narrowed.start_ns = summary.header.start_time_ns;
-  if (narrowed.empty()) return;
-  for (fold::DotnetEventProfile& p : stacks->profiles) {
-    fold::FilterProfile(narrowed, &p.profile);
-    p.events = p.profile.samples().size();
-    p.weight = 0;
-    for (const fold::Sample& s : p.profile.samples()) p.weight += s.period;
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, base::RunLog* log) {
@@ -154,7 +76,7 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   times.Done("replay");
   // Kept until the outputs are written (render reads them).
   fold::DotnetEventProfiles event_stacks =
-      ReadEventStacks(dir, symbols.jit_history(), &built, log);
+      fold::ReadDotnetEventStacksOfRun(dir, symbols.jit_history(), &built, log);
   if (!event_stacks.profiles.empty()) times.Done(".NET event stacks");
 
   // -> a SymbolTable (symbols.bin written back) -> the named Profile.
@@ -168,7 +90,7 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   event_stacks.SetSymbols(resolved.table);
   profile.SetSymbols(std::move(resolved.table));
   times.Done("symbols");
-  FilterEventStacks(options.filter, summary, &event_stacks);
+  fold::FilterDotnetEventProfiles(options.filter, summary, &event_stacks);
 
   // -> the profile shaped by mode and postprocess's filters (they read thread
   // names, times and kernel frames, which no fetched debug file renames).
