@@ -162,6 +162,42 @@ class SidecarPathTest(unittest.TestCase):
             print(f"{name}: {rate:.1f}/s in the profile, {truth:.1f}/s by the service")
             self.assertLess(abs(rate - truth), 0.15 * truth, name)
 
+    def test_event_profiles_name_the_service_work(self):
+        """The .NET event profiles (issue 28), rebuilt on the laptop from the
+        archive alone: the service's allocations under the handlers that make
+        them, and every throw the service counted, under RegexWork."""
+        alloc = event_stacks(self.run_dir, "alloc_stacks.out")
+        total = sum(w for _, w in alloc)
+        by_work = {work: sum(w for frames, w in alloc if any(work in f for f in frames))
+                   for work in ("JsonWork", "HashWork", "RegexWork")}
+        print(f"allocated: {total} bytes; by handler work: {by_work}")
+        for work in ("JsonWork", "HashWork"):
+            self.assertGreater(by_work[work], 0.05 * total, work)
+        hash_types = collections.Counter()
+        for frames, w in alloc:
+            if any("HashWork" in f for f in frames):
+                hash_types[frames[-1]] += w
+        self.assertEqual(hash_types.most_common(1)[0][0], "System.Byte[]", hash_types)
+        throws = event_stacks(self.run_dir, "exception_stacks.out")
+        counted = self.meta["dotnet_events"][0]["exceptions"]["count"]
+        self.assertEqual(sum(w for _, w in throws), counted)
+        under_regex = sum(w for frames, w in throws
+                          if frames[-1] == "System.InvalidOperationException"
+                          and any("RegexWork" in f for f in frames))
+        print(f"throws: {counted}, {under_regex} InvalidOperationException under RegexWork")
+        self.assertGreaterEqual(under_regex, 0.95 * counted)
+
+
+def event_stacks(run_dir, name):
+    """A .NET event profile's folded file as [(frames, weight)], the process's
+    root dropped."""
+    stacks = []
+    with open(os.path.join(run_dir, name), encoding="utf-8") as f:
+        for line in f:
+            stack, weight = line.rstrip("\n").rsplit(" ", 1)
+            stacks.append((stack.split(";")[1:], int(weight)))
+    return stacks
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -147,7 +147,8 @@ ProfilePage.prototype.fillHeader = function () {
   document.body.dataset.palette = String(meta.palette || "hot");
   byId("subtitle").textContent = String(meta.subtitle || "");
   var parts = [
-    formatCount(profile.samples.count) + (events ? " events" : " sample records"),
+    formatCount(profile.samples.count) +
+        (events ? (profile.samples.count === 1 ? " event" : " events") : " sample records"),
     "total " + formatWeight(Number(meta.total_weight) || sumWeights(profile), this.countName),
     "duration " + formatSeconds(profile.durationS)
   ];
