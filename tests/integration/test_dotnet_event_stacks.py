@@ -29,6 +29,7 @@ import unittest
 
 import dotnet_testing as dn
 import profcpu_testing as t
+from test_exports import go_tool_pprof
 
 # The app's measured run; the collection covers it with room on both sides.
 SECONDS = 8
@@ -98,7 +99,8 @@ class DotnetEventStacksTest(unittest.TestCase):
         try:
             dn.wait_ready(app)
             collect = subprocess.Popen([t.PROFCPU, "collect", "-pid", str(app.pid), "-duration",
-                                        str(DURATION), "-freq", "49", "-out", out],
+                                        str(DURATION), "-freq", "49", "-format", "pprof",
+                                        "-out", out],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             nettrace = os.path.join(out, "*", "dotnet", f"{app.pid}.nettrace")
             streaming = t.wait_for(lambda: any(os.path.getsize(p) > 0 for p in glob.glob(nettrace)),
@@ -192,6 +194,32 @@ class DotnetEventStacksTest(unittest.TestCase):
         process = self.truth["process_bytes"]
         self.assertLessEqual(abs(total - process) / process, BYTES_TOLERANCE,
                              f"profile {total} bytes, app {process}")
+
+    def test_go_tool_pprof_reads_the_three_profiles(self):
+        """-format pprof: each profile as go tool pprof shows it, its sample
+        type named, the same split as the folded files."""
+        home = t.TempDir()
+        self.addCleanup(home.cleanup)
+        sites = self.truth["alloc"]["sites"]
+        large = sites["AllocSiteLarge"]["bytes"] / (sites["AllocSiteLarge"]["bytes"] +
+                                                     sites["AllocSiteSmall"]["bytes"])
+        for name, index, leaf, share in (
+                ("alloc.pb.gz", "alloc_space", sites["AllocSiteLarge"]["type"], large),
+                ("alloc.pb.gz", "alloc_objects", sites["AllocSiteLarge"]["type"], None),
+                ("lock_wait.pb.gz", "delay", None, None),
+                ("lock_wait.pb.gz", "contentions", None, None),
+                ("exceptions.pb.gz", "exceptions", None, None)):
+            out = go_tool_pprof(["-sample_index=" + index, "-top",
+                                 os.path.join(self.run_dir, name)], home.path)
+            self.assertIn(f"Type: {index}", out, out)
+            if leaf is None:
+                continue
+            # The leaf type's flat share, as pprof prints it: "N unit P% ...".
+            row = next((l for l in out.splitlines() if l.rstrip().endswith(leaf)), None)
+            self.assertIsNotNone(row, f"{leaf} not in pprof's -top:\n{out}")
+            if share is not None:
+                got = float(row.split()[1].rstrip("%")) / 100
+                self.assertLessEqual(abs(got - share), SHARE_POINTS, row)
 
     def test_lock_wait_by_site(self):
         stacks = self.stacks("lock_wait_stacks.out")
