@@ -161,6 +161,7 @@ absl::StatusOr<size_t> NettraceStreamFilter::TakeObject(std::string* out) {
   // An event block whose every event was dropped goes (its header alone
   // would say nothing).
   if (name == "EventBlock" && kept.empty()) return used;
+  if (name != "EventBlock" && on_pass_) on_pass_(kept.size());
   std::string head(p.substr(0, size_at));
   base::ByteWriter(&head).U32(static_cast<uint32_t>(kept.size()));
   Emit(head, out);

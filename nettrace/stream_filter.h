@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -31,6 +32,10 @@ class NettraceStreamFilter {
   using KeepFn = std::function<bool(const NettraceEventMetadata& metadata,
                                     const NettraceEvent& event, size_t bytes, uint64_t time_ns)>;
 
+  // Told the size of every other block passed on whole (stacks, metadata,
+  // sequence points), so whoever keeps a byte budget counts them too.
+  using PassFn = std::function<void(size_t bytes)>;
+
   explicit NettraceStreamFilter(KeepFn keep, size_t max_block_bytes = 64 << 20,
                                 size_t max_metadata = 1 << 16);
 
@@ -40,6 +45,8 @@ class NettraceStreamFilter {
   absl::Status Feed(absl::string_view bytes, std::string* out);
   // True once the end-of-stream tag passed.
   bool ended() const { return state_ == State::kEnded; }
+
+  void set_on_pass(PassFn on_pass) { on_pass_ = std::move(on_pass); }
 
   uint64_t events_kept() const { return events_kept_; }
   uint64_t events_dropped() const { return events_dropped_; }
@@ -55,6 +62,7 @@ class NettraceStreamFilter {
   uint64_t ToMonotonicNs(int64_t qpc) const;
 
   KeepFn keep_;
+  PassFn on_pass_;
   size_t max_block_bytes_;
   size_t max_metadata_;
   State state_ = State::kHeader;

@@ -89,6 +89,19 @@ TEST(NettraceStreamFilterTest, KeepingEverythingChangesNoByte) {
   EXPECT_EQ(filter.events_dropped(), 0u);
 }
 
+// Blocks passed whole are told by size (a byte budget counts them): here the
+// one metadata block, never the event blocks.
+TEST(NettraceStreamFilterTest, BlocksPassedWholeAreToldBySize) {
+  const std::string in = Stream();
+  NettraceStreamFilter filter([](const auto&, const auto&, size_t, uint64_t) { return false; });
+  std::vector<size_t> passed;
+  filter.set_on_pass([&passed](size_t bytes) { passed.push_back(bytes); });
+  Filter(in, 5, &filter);
+  ASSERT_EQ(passed.size(), 1u);
+  EXPECT_GT(passed[0], 0u);
+  EXPECT_LT(passed[0], in.size());
+}
+
 TEST(NettraceStreamFilterTest, DroppedEventsLeaveTheOthersExactlyAsTheyWere) {
   const std::string in = Stream();
   const Read before = ReadAll(in);

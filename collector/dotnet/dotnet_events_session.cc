@@ -99,6 +99,8 @@ bool DotnetEventsSession::Handle(pid_t pid) {
                size_t bytes, uint64_t time_ns) {
         return budget->Keep(metadata.provider, metadata.event_id, bytes, time_ns);
       });
+  // Each event's stack comes in the stream's stack blocks, which pass whole.
+  running->filter->set_on_pass([budget](size_t bytes) { budget->Charge(bytes); });
   running->session->set_filter(running->filter.get());
   if (facts_ != nullptr) facts_->NoteVersion(*target);
   log_->Info(absl::StrCat("started EventPipe session ", running->session->session_id(),

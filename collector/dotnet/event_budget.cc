@@ -73,10 +73,8 @@ EventTier TierOf(absl::string_view provider, uint32_t event_id) {
       Is(id, RuntimeEventId::kThreadPoolWorkerThreadAdjustmentAdjustment)) {
     return EventTier::kNaming;
   }
-  // Each is a sample of a profile (fold/dotnet_event_profiles.h): allocation
-  // ticks weigh the bytes allocated, contention the time waited.
   if (Is(id, RuntimeEventId::kExceptionThrown) || Is(id, RuntimeEventId::kContentionStart) ||
-      Is(id, RuntimeEventId::kContentionStop) || Is(id, RuntimeEventId::kGcAllocationTick)) {
+      Is(id, RuntimeEventId::kContentionStop)) {
     return EventTier::kCounted;
   }
   return EventTier::kBulk;
@@ -100,6 +98,11 @@ EventBudget::EventBudget(uint64_t max_bytes, uint64_t planned_seconds)
                                 kBurstSeconds)),
       capacity_(rate_ * kBurstSeconds),
       tokens_(capacity_) {}
+
+void EventBudget::Charge(uint64_t bytes) {
+  kept_bytes_ += bytes;
+  if (!rundown_) tokens_ -= static_cast<double>(bytes);
+}
 
 bool EventBudget::Keep(absl::string_view provider, uint32_t event_id, uint64_t bytes,
                        uint64_t time_ns) {

@@ -11,11 +11,11 @@
 //    loads, JIT starts, the rundown, GCStart, the suspension and restart that
 //    bound a pause, heap stats, thread-pool thread starts and stops, adjustments):
 //    always kept, until the cap less the reserve (the rundown may use the reserve);
-//  - counted: events the outputs count and profile by stack (ExceptionThrown,
-//    ContentionStart and Stop, GCAllocationTick, about 60% of a busy
-//    service's stream): kept while the bucket holds tokens;
-//  - bulk: everything else (catch/finally events, thread-pool waits, ...):
-//    kept while the bucket is more than half full.
+//  - counted: events the outputs count (ExceptionThrown, ContentionStart and
+//    Stop): kept while the bucket holds tokens;
+//  - bulk: everything else (GCAllocationTick, about 60% of a busy service's
+//    stream, catch/finally events, thread-pool waits, ...): kept while the
+//    bucket is more than half full.
 // So a quiet app keeps everything; a busy one thins its bulk events first and
 // its counted events next, never its names, and nothing is switched off for
 // good: a kind is kept again as soon as the rate allows. Every dropped event
@@ -57,6 +57,9 @@ class EventBudget {
   // `time_ns` (CLOCK_MONOTONIC, non-decreasing in practice; an earlier time
   // refills nothing). Counts what it drops.
   bool Keep(absl::string_view provider, uint32_t event_id, uint64_t bytes, uint64_t time_ns);
+  // Bytes of the stream kept whole, not event by event (its stack,
+  // metadata and sequence-point blocks): they fill the file as events do.
+  void Charge(uint64_t bytes);
   // The session is stopping: what follows is the rundown, kept whole while
   // the cap allows (the reserve is for it).
   void StartRundown() { rundown_ = true; }
