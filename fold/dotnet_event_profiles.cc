@@ -1,6 +1,5 @@
 #include "fold/dotnet_event_profiles.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "base/unique_fd.h"
+#include "fold/dotnet_runtime_events.h"
 #include "nettrace/reader.h"
 #include "nettrace/runtime_events.h"
 #include "nettrace/source.h"
@@ -311,19 +311,8 @@ DotnetEventProfiles ReadDotnetEventStacks(const std::string& dir, symbolize::Jit
                                           const std::function<std::string(uint32_t)>& comm_of_pid,
                                           base::RunLog* log) {
   DotnetEventProfiles out;
-  const std::string events_dir = absl::StrCat(dir, "/", recording::kDotnetEventsDir);
-  std::vector<std::pair<uint32_t, std::string>> found;
-  if (DIR* d = ::opendir(events_dir.c_str())) {
-    while (dirent* entry = ::readdir(d)) {
-      absl::string_view name = entry->d_name;
-      uint32_t pid = 0;
-      if (!absl::ConsumeSuffix(&name, ".nettrace") || !absl::SimpleAtoi(name, &pid)) continue;
-      found.emplace_back(pid, entry->d_name);
-    }
-    ::closedir(d);
-  }
+  const std::vector<std::pair<uint32_t, std::string>> found = DotnetEventFiles(dir);
   if (found.empty()) return out;
-  std::sort(found.begin(), found.end());
   EventStackReader reader(jit, &out);
   for (const auto& [pid, name] : found) {
     // The process's name as the recording knew it (the CPU profile's root);

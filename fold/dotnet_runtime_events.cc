@@ -16,8 +16,7 @@
 
 namespace profcpu::fold {
 
-DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log) {
-  DotnetEventsOutput out;
+std::vector<std::pair<uint32_t, std::string>> DotnetEventFiles(const std::string& dir) {
   const std::string events_dir = absl::StrCat(dir, "/", recording::kDotnetEventsDir);
   std::vector<std::pair<uint32_t, std::string>> found;
   if (DIR* d = ::opendir(events_dir.c_str())) {
@@ -30,6 +29,12 @@ DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log) {
     ::closedir(d);
   }
   std::sort(found.begin(), found.end());
+  return found;
+}
+
+DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log) {
+  DotnetEventsOutput out;
+  const std::vector<std::pair<uint32_t, std::string>> found = DotnetEventFiles(dir);
   for (const auto& [pid, name] : found) {
     std::string relative = absl::StrCat(recording::kDotnetEventsDir, "/", name);
     DotnetEventsSummary summary;

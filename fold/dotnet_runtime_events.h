@@ -21,6 +21,10 @@ struct DotnetEventsOutput {
   std::vector<DotnetEventsSummary> summaries;  // same order
 };
 
+// The run folder's saved streams, dotnet/PID.nettrace, as (pid, file name)
+// sorted by pid; none when the folder has no dotnet/.
+std::vector<std::pair<uint32_t, std::string>> DotnetEventFiles(const std::string& dir);
+
 // Reads every dotnet/PID.nettrace of `dir`; a damaged file is warned about
 // (its name and the offset) and summarized as far as it reads.
 DotnetEventsOutput ReadDotnetEvents(const std::string& dir, base::RunLog* log);
