@@ -35,9 +35,14 @@ Shards FakeShards(std::vector<std::string>* log) {
       if (shard == 1 && !only_a && !baseline) return std::string("8\t4\n");
       return std::string();
     }
-    if (absl::StrContains(sql, "AS top")) {
-      if (shard == 0 && !only_b) return std::string(baseline ? "0\t1\t7\t5\tapp\tapp\n" : "1000\t1\t7\t10\tapp\tapp\n");
-      if (shard == 1 && !only_a && !baseline) return std::string("1000\t1\t8\t4\tapp\tapp\n");
+    if (absl::StartsWith(sql, "SELECT stack, groupArray(bucket)")) {
+      if (shard == 0 && !only_b) return std::string(baseline ? "7\t[0]\t[5]\n" : "7\t[1000]\t[10]\n");
+      if (shard == 1 && !only_a && !baseline) return std::string("8\t[1000]\t[4]\n");
+      return std::string();
+    }
+    if (absl::StrContains(sql, "AS is_top")) {
+      if (shard == 0 && !only_b) return std::string(baseline ? "1\t7\t5\tapp\tapp\n" : "1\t7\t10\tapp\tapp\n");
+      if (shard == 1 && !only_a && !baseline) return std::string("1\t8\t4\tapp\tapp\n");
       return std::string();
     }
     if (absl::StartsWith(sql, "SELECT id, any(frame_ids)")) {
@@ -118,10 +123,10 @@ TEST(QueryRun, KeptStacksCountedOnEveryShard) {
     if (absl::StartsWith(sql, "SELECT stack_id, sum(count)")) {
       return std::string(shard == 0 ? "7\t10\n" : "8\t5\n");  // LIMIT 1 on each
     }
-    if (absl::StrContains(sql, "AS top")) {
-      EXPECT_THAT(sql, HasSubstr("stack_id IN (7) AS top"));
-      return std::string(shard == 0 ? "0\t1\t7\t10\tapp\tapp\n"
-                                    : "0\t1\t7\t1\tapp\tapp\n0\t0\t0\t5\tapp\tapp\n");
+    if (absl::StrContains(sql, "AS is_top")) {
+      EXPECT_THAT(sql, HasSubstr("stack_id IN (7) AS is_top"));
+      return std::string(shard == 0 ? "1\t7\t10\tapp\tapp\n"
+                                    : "1\t7\t1\tapp\tapp\n0\t0\t5\tapp\tapp\n");
     }
     if (absl::StartsWith(sql, "SELECT id, any(frame_ids)")) return std::string("7\t[1]\n");
     if (absl::StartsWith(sql, "SELECT id, any(name)")) return std::string("1\tmain\tapp\n");

@@ -28,7 +28,7 @@ absl::StatusOr<uint64_t> ParseUInt64Field(absl::string_view field, absl::string_
 absl::StatusOr<std::vector<uint64_t>> ParseUInt64Array(absl::string_view field,
                                                        size_t max_items) {
   if (field.size() < 2 || field.front() != '[' || field.back() != ']') {
-    return absl::InvalidArgumentError("frame_ids is not an array [..]");
+    return absl::InvalidArgumentError("not an array [..]");
   }
   std::vector<uint64_t> items;
   field = field.substr(1, field.size() - 2);

@@ -1,18 +1,17 @@
 #include "fleet/query/slice_merge.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "fleet/query/shard_tsv.h"
 
 namespace profcpu::fleet {
 namespace {
 
 constexpr uint64_t kMaxShardTotal = uint64_t{1} << 48;
-
-}  // namespace
-namespace {
 
 // How much of an answer is parsed into rows of strings at a time.
 constexpr size_t kPieceBytes = 1 << 20;
@@ -22,87 +21,168 @@ absl::Status AtShard(absl::string_view url, absl::string_view what, const absl::
                       absl::StrCat("ClickHouse at ", url, ": ", what, ": ", status.message()));
 }
 
-}  // namespace
+// A checked row of either answer: a kept stack (top) or the rest, its count
+// and comm range (totals) or its counts per bucket (buckets).
+struct SliceRow {
+  bool top = false;
+  uint64_t id = 0;
+  uint64_t count = 0;
+  std::string comm_min, comm_max;
+  std::vector<uint64_t> buckets, counts;
+};
 
-void SliceMerger::Add(Accumulated* acc, int64_t bucket, uint64_t count, std::string comm_min,
-                      std::string comm_max) {
-  acc->stack.count += count;
-  acc->stack.buckets[bucket] += count;
-  if (!acc->has_comm) {
-    acc->has_comm = true;
-    acc->comm_min = std::move(comm_min);
-    acc->comm_max = std::move(comm_max);
-    return;
-  }
-  if (comm_min < acc->comm_min) acc->comm_min = std::move(comm_min);
-  if (comm_max > acc->comm_max) acc->comm_max = std::move(comm_max);
-}
-
-MergedStack SliceMerger::Done(Accumulated acc) {
-  MergedStack stack = std::move(acc.stack);
-  stack.several_comms = acc.has_comm && acc.comm_min != acc.comm_max;
-  if (!stack.several_comms) stack.comm = std::move(acc.comm_min);
-  return stack;
-}
-
-absl::Status SliceMerger::AddShardAnswer(size_t shard, absl::string_view url,
-                                         absl::string_view tsv) {
-  // Every row checked before any is added (an answer is taken whole or not
-  // at all), kept compact meanwhile: the answer is read in pieces of whole
-  // lines, so the reader's rows of strings never hold more than a piece.
-  struct Parsed {
-    uint64_t bucket, top, id, count;
-    std::string comm_min, comm_max;
-  };
-  std::vector<Parsed> parsed;
-  uint64_t total = total_;
+// `tsv` read in pieces of whole lines, so the reader's rows of strings
+// never hold more than a piece; `on_row` checks and keeps each row.
+absl::Status ForEachRow(absl::string_view tsv, size_t fields,
+                        const std::function<absl::Status(TsvRow&)>& on_row) {
+  size_t rows_read = 0;
   while (!tsv.empty()) {
     size_t cut = std::min(tsv.size(), kPieceBytes);
     if (cut < tsv.size()) {
       const size_t newline = tsv.rfind('\n', cut - 1);
       cut = newline == absl::string_view::npos ? tsv.size() : newline + 1;
     }
-    absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(tsv.substr(0, cut), 6);
-    if (!rows.ok()) return AtShard(url, "slice answer", rows.status());
+    absl::StatusOr<std::vector<TsvRow>> rows = ParseShardTsv(tsv.substr(0, cut), fields);
+    if (!rows.ok()) return rows.status();
     tsv.remove_prefix(cut);
-    if (parsed.size() + rows->size() > kMaxAnswerRows) {
-      return AtShard(url, "slice answer",
-                     absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxAnswerRows, " rows")));
+    rows_read += rows->size();
+    if (rows_read > kMaxAnswerRows) {
+      return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxAnswerRows, " rows"));
     }
-    for (TsvRow& row : *rows) {
-      absl::StatusOr<uint64_t> bucket = ParseUInt64Field(row[0], "bucket");
-      absl::StatusOr<uint64_t> top = ParseUInt64Field(row[1], "top");
-      absl::StatusOr<uint64_t> id = ParseUInt64Field(row[2], "stack_id");
-      absl::StatusOr<uint64_t> count = ParseUInt64Field(row[3], "count");
-      for (const absl::Status& status :
-           {bucket.status(), top.status(), id.status(), count.status()}) {
-        if (!status.ok()) return AtShard(url, "slice answer", status);
-      }
-      if (*top > 1 || *bucket > UINT32_MAX) {
-        return AtShard(url, "slice answer",
-                       absl::InvalidArgumentError("top or bucket out of range"));
-      }
-      // No store holds 2^48 samples (15,000 years of a 1,000-node fleet at
-      // 19 Hz per CPU): a shard's total past that is garbage. Bounding it
-      // keeps every sum across shards and every fold of them exact.
-      if (*count > kMaxShardTotal || total + *count > kMaxShardTotal) {
-        return AtShard(url, "slice answer",
-                       absl::InvalidArgumentError("counts past any store's size"));
-      }
-      total += *count;
-      parsed.push_back({*bucket, *top, *id, *count, std::move(row[4]), std::move(row[5])});
+    for (TsvRow& row : *rows) PROFCPU_RETURN_IF_ERROR(on_row(row));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ParseTop(absl::string_view field) {
+  PROFCPU_ASSIGN_OR_RETURN(uint64_t top, ParseUInt64Field(field, "is_top"));
+  if (top > 1) return absl::InvalidArgumentError("is_top out of range");
+  return top == 1;
+}
+
+// Adds `count` to `*total`, refusing counts no store holds. No store holds
+// 2^48 samples (15,000 years of a 1,000-node fleet at 19 Hz per CPU): a
+// shard's total past that is garbage. Bounding it keeps every sum across
+// shards and every fold of them exact.
+absl::Status Count(uint64_t count, uint64_t* total) {
+  if (count > kMaxShardTotal || *total + count > kMaxShardTotal) {
+    return absl::InvalidArgumentError("counts past any store's size");
+  }
+  *total += count;
+  return absl::OkStatus();
+}
+
+// SliceTotalsSql's rows; their counts go into `total` when `total` is set
+// (no timeline: they are the counts).
+absl::Status ReadTotals(absl::string_view tsv, uint64_t* total, std::vector<SliceRow>* out) {
+  return ForEachRow(tsv, 5, [&](TsvRow& row) -> absl::Status {
+    SliceRow parsed;
+    PROFCPU_ASSIGN_OR_RETURN(parsed.top, ParseTop(row[0]));
+    PROFCPU_ASSIGN_OR_RETURN(parsed.id, ParseUInt64Field(row[1], "stack_id"));
+    PROFCPU_ASSIGN_OR_RETURN(parsed.count, ParseUInt64Field(row[2], "count"));
+    if (total != nullptr) PROFCPU_RETURN_IF_ERROR(Count(parsed.count, total));
+    parsed.comm_min = std::move(row[3]);
+    parsed.comm_max = std::move(row[4]);
+    out->push_back(std::move(parsed));
+    return absl::OkStatus();
+  });
+}
+
+// SliceBucketsSql's rows (stack 0: the rest): two arrays as long, at most kMaxAnswerRows
+// (bucket, count) cells in all.
+absl::Status ReadBuckets(absl::string_view tsv, uint64_t* total, std::vector<SliceRow>* out) {
+  size_t cells = 0;
+  return ForEachRow(tsv, 3, [&](TsvRow& row) -> absl::Status {
+    SliceRow parsed;
+    PROFCPU_ASSIGN_OR_RETURN(parsed.id, ParseUInt64Field(row[0], "stack_id"));
+    parsed.top = parsed.id != 0;
+    PROFCPU_ASSIGN_OR_RETURN(parsed.buckets, ParseUInt64Array(row[1], kMaxAnswerRows - cells));
+    PROFCPU_ASSIGN_OR_RETURN(parsed.counts, ParseUInt64Array(row[2], kMaxAnswerRows - cells));
+    if (parsed.buckets.size() != parsed.counts.size()) {
+      return absl::InvalidArgumentError("buckets and counts of different lengths");
     }
+    cells += parsed.buckets.size();
+    for (size_t i = 0; i < parsed.buckets.size(); ++i) {
+      if (parsed.buckets[i] > UINT32_MAX) return absl::InvalidArgumentError("bucket out of range");
+      PROFCPU_RETURN_IF_ERROR(Count(parsed.counts[i], total));
+      parsed.count += parsed.counts[i];
+    }
+    out->push_back(std::move(parsed));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+void SliceMerger::Add(Accumulated* acc, int64_t bucket, uint64_t count) {
+  acc->stack.count += count;
+  acc->stack.buckets[bucket] += count;
+}
+
+void SliceMerger::AddComms(Accumulated* acc, const std::string& comm_min,
+                           const std::string& comm_max) {
+  if (!acc->has_comm) {
+    acc->has_comm = true;
+    acc->comm_min = comm_min;
+    acc->comm_max = comm_max;
+    return;
+  }
+  if (comm_min < acc->comm_min) acc->comm_min = comm_min;
+  if (comm_max > acc->comm_max) acc->comm_max = comm_max;
+}
+
+MergedStack SliceMerger::Done(Accumulated acc) {
+  MergedStack stack = std::move(acc.stack);
+  // No comm for samples counted: the totals did not see the stack (a window
+  // stored between the two queries), so its program is not known.
+  stack.several_comms = acc.has_comm ? acc.comm_min != acc.comm_max : stack.count > 0;
+  if (!stack.several_comms) stack.comm = std::move(acc.comm_min);
+  return stack;
+}
+
+SliceMerger::Accumulated* SliceMerger::AccumulatedOf(size_t shard, bool top, uint64_t id) {
+  if (!top) return &other_;
+  Accumulated* acc = &stacks_[id];
+  acc->stack.id = id;
+  if (acc->shards.empty() || acc->shards.back() != shard) acc->shards.push_back(shard);
+  return acc;
+}
+
+absl::Status SliceMerger::AddShardAnswer(size_t shard, absl::string_view url,
+                                         const ShardSliceAnswer& answer) {
+  // Every row checked before any is added: an answer is taken whole or not
+  // at all.
+  const bool timeline = answer.buckets.has_value();
+  uint64_t total = total_;
+  std::vector<SliceRow> totals, buckets;
+  absl::Status read = ReadTotals(answer.totals, timeline ? nullptr : &total, &totals);
+  if (!read.ok()) return AtShard(url, "slice answer", read);
+  if (timeline) {
+    read = ReadBuckets(*answer.buckets, &total, &buckets);
+    if (!read.ok()) return AtShard(url, "slice buckets answer", read);
   }
   total_ = total;
-  for (Parsed& row : parsed) {
-    Accumulated* acc = &other_;
-    if (row.top == 1) {
-      acc = &stacks_[row.id];
-      acc->stack.id = row.id;
-      if (acc->shards.empty() || acc->shards.back() != shard) acc->shards.push_back(shard);
+  if (!timeline) {
+    for (const SliceRow& row : totals) {
+      Accumulated* acc = AccumulatedOf(shard, row.top, row.id);
+      Add(acc, 0, row.count);
+      AddComms(acc, row.comm_min, row.comm_max);
     }
-    Add(acc, static_cast<int64_t>(row.bucket), row.count, std::move(row.comm_min),
-        std::move(row.comm_max));
+    return absl::OkStatus();
+  }
+  for (const SliceRow& row : buckets) {
+    Accumulated* acc = AccumulatedOf(shard, row.top, row.id);
+    for (size_t i = 0; i < row.buckets.size(); ++i) {
+      Add(acc, static_cast<int64_t>(row.buckets[i]), row.counts[i]);
+    }
+  }
+  for (const SliceRow& row : totals) {
+    if (!row.top) {
+      AddComms(&other_, row.comm_min, row.comm_max);
+      continue;
+    }
+    auto kept = stacks_.find(row.id);
+    if (kept != stacks_.end()) AddComms(&kept->second, row.comm_min, row.comm_max);
   }
   return absl::OkStatus();
 }
@@ -124,9 +204,8 @@ MergedSlice SliceMerger::Finish(uint64_t max_stacks) && {
       continue;
     }
     Accumulated& acc = all[i];
-    for (const auto& [bucket, count] : acc.stack.buckets) {
-      Add(&other_, bucket, count, acc.comm_min, acc.comm_max);
-    }
+    for (const auto& [bucket, count] : acc.stack.buckets) Add(&other_, bucket, count);
+    if (acc.has_comm) AddComms(&other_, acc.comm_min, acc.comm_max);
   }
   slice.other = Done(std::move(other_));
   slice.other.id = 0;

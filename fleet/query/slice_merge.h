@@ -1,5 +1,5 @@
-// Merges the shards' answers to SliceSql (slice_sql.h) into one slice: counts
-// summed by stack id, the global top N kept and the rest folded into one
+// Merges the shards' answers to SliceTotalsSql and SliceBucketsSql
+// (slice_sql.h) into one slice: counts summed by stack id, the global top N kept and the rest folded into one
 // "other" stack, so the total is exact whatever N is. Then the names of those
 // stacks from StacksSql and FramesSql, asked of the shards that reported
 // them. Every answer is hostile input (shard_tsv.h): an error names the shard.
@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,21 @@ struct MergedSlice {
   absl::flat_hash_map<uint64_t, std::vector<size_t>> shards_of_stack;
 };
 
+// One shard's answers to the slice's round 2.
+struct ShardSliceAnswer {
+  absl::string_view totals;  // SliceTotalsSql's
+  // SliceBucketsSql's, for a timeline: then the counts are these (the two
+  // queries run side by side, and a window stored between them must not
+  // count in one and not the other), the totals give the comm range only.
+  // Without it every count is in bucket 0.
+  std::optional<absl::string_view> buckets;
+};
+
 class SliceMerger {
  public:
-  // One shard's answer (its index in -store's list, for the names later),
+  // One shard's answers (its index in -store's list, for the names later),
   // taken whole or, on an error, not at all.
-  absl::Status AddShardAnswer(size_t shard, absl::string_view url, absl::string_view tsv);
+  absl::Status AddShardAnswer(size_t shard, absl::string_view url, const ShardSliceAnswer& answer);
   // The slice with at most `max_stacks` stacks besides "other".
   MergedSlice Finish(uint64_t max_stacks) &&;
 
@@ -54,9 +65,10 @@ class SliceMerger {
     std::string comm_min, comm_max;
     std::vector<size_t> shards;
   };
-  static void Add(Accumulated* acc, int64_t bucket, uint64_t count, std::string comm_min,
-                  std::string comm_max);
+  static void Add(Accumulated* acc, int64_t bucket, uint64_t count);
+  static void AddComms(Accumulated* acc, const std::string& comm_min, const std::string& comm_max);
   static MergedStack Done(Accumulated acc);
+  Accumulated* AccumulatedOf(size_t shard, bool top, uint64_t id);
 
   absl::flat_hash_map<uint64_t, Accumulated> stacks_;
   Accumulated other_;

@@ -15,9 +15,11 @@ using ::testing::HasSubstr;
 
 MergedSlice Slice(uint64_t count7, uint64_t max_stacks) {
   SliceMerger merger;
-  std::string answer = "100\t1\t7\t" + std::to_string(count7) +
-                       "\tapi\tapi\n100\t1\t9\t3\tcron\tcron\n160\t0\t0\t2\tapi\tapi\n";
-  EXPECT_TRUE(merger.AddShardAnswer(0, "a", answer).ok());
+  const std::string totals = "1\t7\t" + std::to_string(count7) +
+                             "\tapi\tapi\n1\t9\t3\tcron\tcron\n0\t0\t2\tapi\tapi\n";
+  const std::string buckets = "7\t[100]\t[" + std::to_string(count7) +
+                              "]\n9\t[100]\t[3]\n0\t[160]\t[2]\n";
+  EXPECT_TRUE(merger.AddShardAnswer(0, "a", {totals, buckets}).ok());
   return std::move(merger).Finish(max_stacks);
 }
 

@@ -13,22 +13,42 @@
 namespace profcpu::fleet {
 namespace {
 
-// Every shard's answer to its SQL (`sql_of(shard)`; "" asks nothing and
-// answers ""), all shards asked at once: a round costs the slowest shard's
-// time, not the sum of all. Answers come back in shard order.
-std::vector<absl::StatusOr<std::string>> AskShards(
-    const Shards& shards, const std::function<std::string(size_t)>& sql_of) {
-  std::vector<absl::StatusOr<std::string>> answers(shards.count, std::string());
+struct ShardQuestion {
+  size_t shard;
+  std::string sql;
+};
+
+// Every question asked at once, answers in the questions' order: a round
+// costs its slowest question's time, not the sum of all.
+std::vector<absl::StatusOr<std::string>> AskAll(const Shards& shards,
+                                                std::vector<ShardQuestion> questions) {
+  std::vector<absl::StatusOr<std::string>> answers(questions.size(), std::string());
   std::vector<std::thread> asking;
-  for (size_t shard = 0; shard < shards.count; ++shard) {
-    std::string sql = sql_of(shard);
-    if (sql.empty()) continue;
-    asking.emplace_back([&shards, &answers, shard, sql = std::move(sql)] {
-      answers[shard] = shards.query(shard, sql);
+  for (size_t i = 0; i < questions.size(); ++i) {
+    asking.emplace_back([&shards, &answers, &questions, i] {
+      answers[i] = shards.query(questions[i].shard, questions[i].sql);
     });
   }
   for (std::thread& thread : asking) thread.join();
   return answers;
+}
+
+// Every shard's answer to its SQL (`sql_of(shard)`; "" asks nothing and
+// answers ""), in shard order.
+std::vector<absl::StatusOr<std::string>> AskShards(
+    const Shards& shards, const std::function<std::string(size_t)>& sql_of) {
+  std::vector<ShardQuestion> questions;
+  std::vector<size_t> asked;
+  for (size_t shard = 0; shard < shards.count; ++shard) {
+    std::string sql = sql_of(shard);
+    if (sql.empty()) continue;
+    questions.push_back({shard, std::move(sql)});
+    asked.push_back(shard);
+  }
+  std::vector<absl::StatusOr<std::string>> answers = AskAll(shards, std::move(questions));
+  std::vector<absl::StatusOr<std::string>> by_shard(shards.count, std::string());
+  for (size_t i = 0; i < asked.size(); ++i) by_shard[asked[i]] = std::move(answers[i]);
+  return by_shard;
 }
 
 }  // namespace
@@ -62,18 +82,31 @@ absl::StatusOr<MergedSlice> QuerySlice(const Shards& shards, const SliceSpec& sp
   });
   if (ranked.size() > spec.max_stacks) ranked.resize(spec.max_stacks);
   std::vector<uint64_t> ids;
-  for (const auto& [id, count] : ranked) ids.push_back(id);
+  // Id 0 stands for "other" in the buckets' answer: a stack hashed to 0
+  // (one in 2^64) counts there.
+  for (const auto& [id, count] : ranked) {
+    if (id != 0) ids.push_back(id);
+  }
   std::sort(ids.begin(), ids.end());
 
-  // Round 2: those stacks' exact counts (per bucket) on every shard.
-  const std::string sql = SliceSql(spec, ids);
-  SliceMerger merger;
-  std::vector<absl::StatusOr<std::string>> answers =
-      AskShards(shards, [&sql](size_t) { return sql; });
+  // Round 2: those stacks' exact counts on every shard, and with a
+  // timeline their counts per bucket, all asked at once.
+  const bool timeline = spec.bucket_seconds > 0;
+  std::vector<ShardQuestion> questions;
   for (size_t shard = 0; shard < shards.count; ++shard) {
-    absl::StatusOr<std::string>& answer = answers[shard];
-    if (!answer.ok()) return answer.status();
-    absl::Status added = merger.AddShardAnswer(shard, absl::StrCat("shard ", shard), *answer);
+    questions.push_back({shard, SliceTotalsSql(spec, ids)});
+    if (timeline) questions.push_back({shard, SliceBucketsSql(spec, ids)});
+  }
+  std::vector<absl::StatusOr<std::string>> answers = AskAll(shards, std::move(questions));
+  const size_t per_shard = timeline ? 2 : 1;
+  SliceMerger merger;
+  for (size_t shard = 0; shard < shards.count; ++shard) {
+    for (size_t i = 0; i < per_shard; ++i) {
+      if (!answers[shard * per_shard + i].ok()) return answers[shard * per_shard + i].status();
+    }
+    ShardSliceAnswer answer{*answers[shard * per_shard]};
+    if (timeline) answer.buckets = *answers[shard * per_shard + 1];
+    absl::Status added = merger.AddShardAnswer(shard, absl::StrCat("shard ", shard), answer);
     if (!added.ok()) return added;
   }
   return std::move(merger).Finish(spec.max_stacks);

@@ -1,4 +1,4 @@
-// A slice from every shard: SliceSql on each, merged (slice_merge.h), then the
+// A slice from every shard: SliceTotalsSql (and SliceBucketsSql) on each, merged (slice_merge.h), then the
 // kept stacks' names asked of the shards that reported them, as a Profile
 // (slice_profile.h). The shards are reached through a function, so the steps
 // run against canned answers in tests and against ClickHouse over HTTP in

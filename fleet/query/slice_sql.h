@@ -67,11 +67,18 @@ struct SliceSpec {
 std::string TopStacksSql(const SliceSpec& spec);
 
 // Then the counts of exactly those `stack_ids` on every shard, so each kept
-// stack's count is exact even where a shard did not rank it: columns bucket
-// (unix seconds), top (1 for a kept stack, 0 for the row of all the others),
-// stack_id (0 in "other" rows), count, min(comm), max(comm) (equal when one
-// program ran the stack). One row per (bucket, stack) with samples.
-std::string SliceSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids);
+// stack's count is exact even where a shard did not rank it. Columns is_top
+// (1 for a kept stack, 0 for the row of all the others), stack (0 in the
+// "other" row), count, min(comm), max(comm) (equal when one program ran the
+// stack): one row per kept stack with samples, and one for the rest.
+std::string SliceTotalsSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids);
+
+// With a timeline (spec.bucket_seconds > 0), asked at the same time: the
+// same rows' counts per bucket, as columns stack (0: the rest), buckets (an
+// array of bucket starts, unix seconds), counts (an array as long). The comm
+// range stays in the totals: min/max of a string per (bucket, stack) cell
+// cost as much as the cells themselves (bench/fleet.sh).
+std::string SliceBucketsSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids);
 
 // Columns: id, frame_ids (an array, root first) for these stack ids.
 std::string StacksSql(const std::vector<uint64_t>& stack_ids);

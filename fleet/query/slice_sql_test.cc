@@ -55,20 +55,29 @@ TEST(SliceSql, SliceAggregatesLocalTablesOnly) {
   const std::string top = TopStacksSql(spec);
   EXPECT_THAT(top, HasSubstr("SELECT stack_id, sum(count) AS samples FROM profcpu.samples_local"));
   EXPECT_THAT(top, HasSubstr("GROUP BY stack_id ORDER BY samples DESC, stack_id LIMIT 50 "));
-  const std::string sql = SliceSql(spec, {3, 5});
-  EXPECT_THAT(sql, HasSubstr("stack_id IN (3,5) AS top"));
-  EXPECT_THAT(sql, HasSubstr("intDiv(toUInt32(time), 2) * 2 AS bucket"));
-  EXPECT_THAT(sql, HasSubstr("FROM profcpu.samples_local WHERE time >= toDateTime(1000) AND "
-                             "time < toDateTime(4600) AND (pod = 'x\\'y')"));
-  EXPECT_THAT(sql, Not(HasSubstr("JOIN")));
-  EXPECT_THAT(sql, Not(HasSubstr("toStartOfInterval")));
-  EXPECT_THAT(sql, Not(HasSubstr("profcpu.samples ")));  // never the Distributed table
+  const std::string totals = SliceTotalsSql(spec, {3, 5});
+  const std::string buckets = SliceBucketsSql(spec, {3, 5});
+  EXPECT_THAT(totals, HasSubstr("stack_id IN (3,5) AS is_top"));
+  EXPECT_THAT(buckets, HasSubstr("if(stack_id IN (3,5), stack_id, toUInt64(0)) AS stack"));
+  for (const std::string& sql : {totals, buckets}) {
+    EXPECT_THAT(sql, HasSubstr("FROM profcpu.samples_local WHERE time >= toDateTime(1000) AND "
+                               "time < toDateTime(4600) AND (pod = 'x\\'y')"));
+    EXPECT_THAT(sql, Not(HasSubstr("JOIN")));
+    EXPECT_THAT(sql, Not(HasSubstr("toStartOfInterval")));
+    EXPECT_THAT(sql, Not(HasSubstr("profcpu.samples ")));  // never the Distributed table
+  }
+  EXPECT_THAT(totals, HasSubstr("min(comm), max(comm)"));
+  EXPECT_THAT(totals, HasSubstr("GROUP BY is_top, stack FORMAT"));
+  EXPECT_THAT(buckets, HasSubstr("intDiv(toUInt32(time), 2) * 2 AS bucket"));
+  EXPECT_THAT(buckets, HasSubstr("groupArray(bucket), groupArray(samples)"));
+  // The comm range is the totals' alone: per cell it costs as much as the cells.
+  EXPECT_THAT(buckets, Not(HasSubstr("comm")));
 
   spec.source = {true, {0, 7200}};
-  spec.bucket_seconds = 0;
-  const std::string hourly = SliceSql(spec, {});
-  EXPECT_THAT(hourly, HasSubstr("toUInt32(0) AS bucket"));
-  EXPECT_THAT(hourly, HasSubstr("FROM profcpu.samples_hourly_local WHERE hour >= toDateTime(0)"));
+  spec.bucket_seconds = 3600;
+  EXPECT_THAT(SliceTotalsSql(spec, {}),
+              HasSubstr("FROM profcpu.samples_hourly_local WHERE hour >= toDateTime(0)"));
+  EXPECT_THAT(SliceBucketsSql(spec, {}), HasSubstr("intDiv(toUInt32(hour), 3600) * 3600"));
 }
 
 TEST(SliceSql, NamesOnTheSameShard) {

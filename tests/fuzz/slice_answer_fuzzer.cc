@@ -4,7 +4,9 @@
 // the sum of the counts it accepted whatever -max-stacks kept, and the
 // folded stacks drawn from it sum to that total.
 //
-// Input: up to three answers separated by a 0 byte (slice, stacks, frames).
+// Input: up to four answers separated by a 0 byte (the slice's totals, its
+// buckets, stacks, frames). Shard 0 merges the totals alone (no timeline),
+// shard 1 both (a timeline, whose counts are the buckets').
 #include <string>
 #include <vector>
 
@@ -20,16 +22,24 @@ namespace fleet = profcpu::fleet;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text = profcpu::fuzz::AsText(data, size);
-  std::vector<absl::string_view> parts = absl::StrSplit(text, absl::MaxSplits('\0', 2));
-  parts.resize(3);
+  std::vector<absl::string_view> parts = absl::StrSplit(text, absl::MaxSplits('\0', 3));
+  parts.resize(4);
 
   fleet::SliceMerger merger;
   uint64_t accepted = 0;
-  for (size_t shard = 0; shard < 2; ++shard) {
-    if (!merger.AddShardAnswer(shard, "fuzz", parts[0]).ok()) continue;
-    auto rows = fleet::ParseShardTsv(parts[0], 6);
-    Check(rows.ok(), "an answer the merge accepted does not parse");
-    for (const fleet::TsvRow& row : *rows) accepted += *fleet::ParseUInt64Field(row[3], "count");
+  if (merger.AddShardAnswer(0, "fuzz", {parts[0]}).ok()) {
+    auto rows = fleet::ParseShardTsv(parts[0], 5);
+    Check(rows.ok(), "a totals answer the merge accepted does not parse");
+    for (const fleet::TsvRow& row : *rows) accepted += *fleet::ParseUInt64Field(row[2], "count");
+  }
+  if (merger.AddShardAnswer(1, "fuzz", {parts[0], parts[1]}).ok()) {
+    auto rows = fleet::ParseShardTsv(parts[1], 3);
+    Check(rows.ok(), "a buckets answer the merge accepted does not parse");
+    for (const fleet::TsvRow& row : *rows) {
+      const auto counts = fleet::ParseUInt64Array(row[2], 1 << 22);
+      Check(counts.ok(), "a buckets answer the merge accepted has a bad array");
+      for (uint64_t count : *counts) accepted += count;
+    }
   }
   fleet::MergedSlice slice = std::move(merger).Finish(3);
   Check(slice.stacks.size() <= 3, "more stacks than -max-stacks");
@@ -39,8 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(slice.total == accepted, "the total is not the sum of the counts accepted");
 
   fleet::StackNames names;
-  (void)names.AddStacksAnswer("fuzz", parts[1]);
-  (void)names.AddFramesAnswer("fuzz", parts[2]);
+  (void)names.AddStacksAnswer("fuzz", parts[2]);
+  (void)names.AddFramesAnswer("fuzz", parts[3]);
   fleet::SliceProfileStats stats;
   profcpu::fold::Profile profile = fleet::BuildSliceProfile({&slice}, names, &stats);
   profcpu::fold::FoldOptions options;
