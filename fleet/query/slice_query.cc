@@ -120,20 +120,26 @@ absl::Status QueryStackNames(const Shards& shards, const MergedSlice& slice, Sta
     }
   }
   for (std::vector<uint64_t>& ids : ids_of_shard) std::sort(ids.begin(), ids.end());
-  std::vector<absl::StatusOr<std::string>> stacks = AskShards(shards, [&](size_t shard) {
-    return ids_of_shard[shard].empty() ? std::string() : StacksSql(ids_of_shard[shard]);
-  });
-  std::vector<absl::StatusOr<std::string>> frames = AskShards(shards, [&](size_t shard) {
-    return ids_of_shard[shard].empty() ? std::string() : FramesSql(ids_of_shard[shard]);
-  });
+  // A shard's frame lists and its frames' names, asked at once (the names'
+  // query finds the frames itself).
+  std::vector<ShardQuestion> questions;
+  for (size_t shard = 0; shard < shards.count; ++shard) {
+    if (ids_of_shard[shard].empty()) continue;
+    questions.push_back({shard, StacksSql(ids_of_shard[shard])});
+    questions.push_back({shard, FramesSql(ids_of_shard[shard])});
+  }
+  std::vector<absl::StatusOr<std::string>> answers = AskAll(shards, std::move(questions));
+  size_t next = 0;
   for (size_t shard = 0; shard < shards.count; ++shard) {
     if (ids_of_shard[shard].empty()) continue;
     const std::string where = absl::StrCat("shard ", shard);
-    if (!stacks[shard].ok()) return stacks[shard].status();
-    absl::Status added = names->AddStacksAnswer(where, *stacks[shard]);
+    const absl::StatusOr<std::string>& stacks = answers[next++];
+    const absl::StatusOr<std::string>& frames = answers[next++];
+    if (!stacks.ok()) return stacks.status();
+    absl::Status added = names->AddStacksAnswer(where, *stacks);
     if (!added.ok()) return added;
-    if (!frames[shard].ok()) return frames[shard].status();
-    added = names->AddFramesAnswer(where, *frames[shard]);
+    if (!frames.ok()) return frames.status();
+    added = names->AddFramesAnswer(where, *frames);
     if (!added.ok()) return added;
   }
   return absl::OkStatus();
