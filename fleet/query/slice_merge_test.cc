@@ -1,5 +1,7 @@
 #include "fleet/query/slice_merge.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "fleet/query/shard_tsv.h"
 #include "gmock/gmock.h"
@@ -46,8 +48,8 @@ TEST(SliceMerge, SumsByStackAcrossShards) {
 
 TEST(SliceMerge, WithoutTimelineTheTotalsCountInOneBucket) {
   SliceMerger merger;
-  ASSERT_TRUE(merger.AddShardAnswer(0, "a", {kTotals0}).ok());
-  ASSERT_TRUE(merger.AddShardAnswer(1, "b", {kTotals1}).ok());
+  ASSERT_TRUE(merger.AddShardAnswer(0, "a", {kTotals0, std::nullopt}).ok());
+  ASSERT_TRUE(merger.AddShardAnswer(1, "b", {kTotals1, std::nullopt}).ok());
   MergedSlice slice = std::move(merger).Finish(10);
   ASSERT_EQ(slice.stacks.size(), 3u);
   EXPECT_EQ(slice.stacks[0].id, 7u);
@@ -94,7 +96,7 @@ TEST(SliceMerge, HostileAnswersFailWithTheShard) {
                           "1\t7\t18446744073709551615\tx\tx\n1\t7\t1\tx\tx\n",
                           "1\t7\t1\tx\\\tx\n"}) {
     SliceMerger merger;
-    absl::Status status = merger.AddShardAnswer(0, "http://127.0.0.1:1", {bad});
+    absl::Status status = merger.AddShardAnswer(0, "http://127.0.0.1:1", {bad, std::nullopt});
     EXPECT_FALSE(status.ok()) << bad;
     EXPECT_THAT(status.message(), HasSubstr("ClickHouse at http://127.0.0.1:1: slice answer"));
   }
@@ -111,7 +113,7 @@ TEST(SliceMerge, HostileAnswersFailWithTheShard) {
     EXPECT_THAT(status.message(), HasSubstr("ClickHouse at http://127.0.0.1:1: slice buckets"));
   }
   SliceMerger merger;
-  EXPECT_TRUE(merger.AddShardAnswer(0, "a", {""}).ok());  // no samples: an empty answer
+  EXPECT_TRUE(merger.AddShardAnswer(0, "a", {"", std::nullopt}).ok());  // no samples: an empty answer
   EXPECT_TRUE(merger.AddShardAnswer(1, "b", {"", ""}).ok());
   EXPECT_EQ(std::move(merger).Finish(5).total, 0u);
 }
@@ -120,9 +122,9 @@ TEST(SliceMerge, HostileAnswersFailWithTheShard) {
 // and a refused answer leaves nothing behind.
 TEST(SliceMerge, OverflowAcrossStacksRefusedWhole) {
   SliceMerger merger;
-  ASSERT_TRUE(merger.AddShardAnswer(0, "a", {"1\t9\t5\tx\tx\n"}).ok());
+  ASSERT_TRUE(merger.AddShardAnswer(0, "a", {"1\t9\t5\tx\tx\n", std::nullopt}).ok());
   EXPECT_FALSE(
-      merger.AddShardAnswer(1, "b", {"1\t7\t18446744073709551610\tx\tx\n1\t8\t1\tx\tx\n"})
+      merger.AddShardAnswer(1, "b", {"1\t7\t18446744073709551610\tx\tx\n1\t8\t1\tx\tx\n", std::nullopt})
           .ok());
   EXPECT_FALSE(merger.AddShardAnswer(1, "b", {"", "7\t[1,2]\t[281474976710656,1]\n"}).ok());
   MergedSlice slice = std::move(merger).Finish(5);
@@ -145,7 +147,7 @@ TEST(SliceMerge, LargeAnswerReadInPieces) {
   ASSERT_GT(totals.size(), 2u << 20);
   ASSERT_GT(buckets.size(), 2u << 20);
   SliceMerger merger;
-  ASSERT_TRUE(merger.AddShardAnswer(0, "a", {totals}).ok());
+  ASSERT_TRUE(merger.AddShardAnswer(0, "a", {totals, std::nullopt}).ok());
   SliceMerger timeline;
   ASSERT_TRUE(timeline.AddShardAnswer(0, "a", {totals, buckets}).ok());
   EXPECT_EQ(std::move(merger).Finish(10).total, total);
@@ -154,7 +156,7 @@ TEST(SliceMerge, LargeAnswerReadInPieces) {
   EXPECT_EQ(slice.stacks.size(), 10u);
   // Cut short in its last piece: refused whole.
   SliceMerger cut;
-  EXPECT_FALSE(cut.AddShardAnswer(0, "a", {totals.substr(0, totals.size() - 3)}).ok());
+  EXPECT_FALSE(cut.AddShardAnswer(0, "a", {totals.substr(0, totals.size() - 3), std::nullopt}).ok());
   EXPECT_FALSE(cut.AddShardAnswer(0, "a", {totals, buckets.substr(0, buckets.size() - 3)}).ok());
   EXPECT_EQ(std::move(cut).Finish(10).total, 0u);
 }

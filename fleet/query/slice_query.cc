@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,7 +105,7 @@ absl::StatusOr<MergedSlice> QuerySlice(const Shards& shards, const SliceSpec& sp
     for (size_t i = 0; i < per_shard; ++i) {
       if (!answers[shard * per_shard + i].ok()) return answers[shard * per_shard + i].status();
     }
-    ShardSliceAnswer answer{*answers[shard * per_shard]};
+    ShardSliceAnswer answer{*answers[shard * per_shard], std::nullopt};
     if (timeline) answer.buckets = *answers[shard * per_shard + 1];
     absl::Status added = merger.AddShardAnswer(shard, absl::StrCat("shard ", shard), answer);
     if (!added.ok()) return added;

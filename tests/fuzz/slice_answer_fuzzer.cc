@@ -7,6 +7,7 @@
 // Input: up to four answers separated by a 0 byte (the slice's totals, its
 // buckets, stacks, frames). Shard 0 merges the totals alone (no timeline),
 // shard 1 both (a timeline, whose counts are the buckets').
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   fleet::SliceMerger merger;
   uint64_t accepted = 0;
-  if (merger.AddShardAnswer(0, "fuzz", {parts[0]}).ok()) {
+  if (merger.AddShardAnswer(0, "fuzz", {parts[0], std::nullopt}).ok()) {
     auto rows = fleet::ParseShardTsv(parts[0], 5);
     Check(rows.ok(), "a totals answer the merge accepted does not parse");
     for (const fleet::TsvRow& row : *rows) accepted += *fleet::ParseUInt64Field(row[2], "count");
