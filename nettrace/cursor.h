@@ -78,12 +78,23 @@ class NettraceCursor {
   absl::Status VarU64(uint64_t* out, absl::string_view what) { return VarUint(out, 10, what); }
   // A NUL-terminated UTF-16LE string, as UTF-8.
   absl::Status Utf16z(std::string* out, absl::string_view what) {
+    bool ascii = true;
     for (size_t end = pos_; end + 1 < data_.size(); end += 2) {
-      if (data_[end] == 0 && data_[end + 1] == 0) {
-        *out = base::Utf16LeToUtf8(data_.substr(pos_, end - pos_));
+      const uint8_t low = static_cast<uint8_t>(data_[end]);
+      const uint8_t high = static_cast<uint8_t>(data_[end + 1]);
+      if (low == 0 && high == 0) {
+        // The names the runtime writes are ASCII: copied a byte a unit, in
+        // place, rather than converted a code point at a time.
+        if (ascii) {
+          out->resize((end - pos_) / 2);
+          for (size_t i = 0; i < out->size(); ++i) (*out)[i] = data_[pos_ + 2 * i];
+        } else {
+          *out = base::Utf16LeToUtf8(data_.substr(pos_, end - pos_));
+        }
         pos_ = end + 2;
         return absl::OkStatus();
       }
+      ascii = ascii && high == 0 && low < 0x80;
     }
     return absl::DataLossError(absl::StrCat("nettrace offset ", offset(), ": ", what,
                                             " has no NUL terminator before the end of its data"));

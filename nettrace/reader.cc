@@ -16,6 +16,12 @@ namespace profcpu::nettrace {
 namespace {
 
 
+// The read-ahead's first size and the most it grows to.
+constexpr size_t kFirstReadAhead = 256;
+constexpr size_t kMaxReadAhead = 64 << 10;
+// A block's buffer's first size when the block claims more: doubled as bytes arrive.
+constexpr size_t kFirstChunk = 4 << 10;
+
 constexpr absl::string_view kNettraceMagic = "Nettrace";
 constexpr absl::string_view kSerializationHeader = "!FastSerialization.1";
 
@@ -33,31 +39,86 @@ absl::Status NettraceReader::Fail(absl::Status status) {
   return error_;
 }
 
-absl::Status NettraceReader::Fill(size_t n, std::string* out, absl::string_view what) {
-  // Grown as bytes arrive, not to `n` at once: a size field that promises
-  // more than the stream holds costs no more memory than the bytes sent.
-  constexpr size_t kChunk = 64 << 10;
-  out->clear();
+absl::Status NettraceReader::EndsInside(absl::string_view what, size_t got, size_t n) const {
+  return absl::DataLossError(absl::StrCat("nettrace offset ", offset_, ": the stream ends inside ",
+                                          what, " (", got, " of its ", n, " bytes)"));
+}
+
+absl::StatusOr<bool> NettraceReader::ReadAhead() {
+  ahead_pos_ = 0;
+  ahead_end_ = 0;
+  if (ahead_.empty()) ahead_.resize(kFirstReadAhead);
+  absl::StatusOr<size_t> r = source_->Read(ahead_.data(), ahead_.size());
+  if (!r.ok()) return r.status();
+  ahead_end_ = std::min(*r, ahead_.size());
+  // A source that filled it has more at hand: ask for more next time (the
+  // buffer stays within twice what one Read gave).
+  if (ahead_end_ == ahead_.size() && ahead_.size() < kMaxReadAhead) {
+    ahead_.resize(ahead_.size() * 2);
+  }
+  return ahead_end_ > 0;
+}
+
+absl::Status NettraceReader::FillSmall(size_t n, char* out, absl::string_view what) {
   size_t got = 0;
   while (got < n) {
-    if (out->size() == got) out->resize(got + std::min(n - got, std::max(kChunk, got)));
-    auto r = source_->Read(out->data() + got, out->size() - got);
-    if (!r.ok()) return r.status();
-    if (*r == 0) {
-      return absl::DataLossError(absl::StrCat("nettrace offset ", offset_, ": the stream ends inside ",
-                                              what, " (", got, " of its ", n, " bytes)"));
+    if (ahead_pos_ == ahead_end_) {
+      absl::StatusOr<bool> more = ReadAhead();
+      if (!more.ok()) return more.status();
+      if (!*more) return EndsInside(what, got, n);
     }
-    const size_t take = std::min(*r, out->size() - got);
+    const size_t take = std::min(n - got, ahead_end_ - ahead_pos_);
+    std::memcpy(out + got, ahead_.data() + ahead_pos_, take);
+    ahead_pos_ += take;
     got += take;
     offset_ += take;
   }
   return absl::OkStatus();
 }
 
+absl::Status NettraceReader::Fill(size_t n, std::string* out, absl::string_view what) {
+  // Grown as bytes arrive, not to `n` at once: a size field that promises
+  // more than the stream holds costs no more memory than the bytes sent
+  // (at most twice them, or kFirstChunk).
+  out->clear();
+  size_t got = 0;
+  auto make_room = [&](size_t need) {
+    if (out->size() >= got + need) return;
+    const size_t grow = std::max(need, std::min(n - got, std::max(kFirstChunk, got)));
+    out->resize(got + grow);
+  };
+  while (got < n) {
+    if (ahead_pos_ != ahead_end_) {
+      const size_t take = std::min(n - got, ahead_end_ - ahead_pos_);
+      make_room(take);
+      std::memcpy(out->data() + got, ahead_.data() + ahead_pos_, take);
+      ahead_pos_ += take;
+      got += take;
+      offset_ += take;
+    } else if (n - got < std::max(ahead_.size(), kFirstReadAhead)) {
+      // A small piece: through the read-ahead, with what follows it.
+      absl::StatusOr<bool> more = ReadAhead();
+      if (!more.ok()) return more.status();
+      if (!*more) return EndsInside(what, got, n);
+    } else {
+      // Much still to come (a block's body): straight into `out`.
+      make_room(1);
+      absl::StatusOr<size_t> r = source_->Read(out->data() + got, out->size() - got);
+      if (!r.ok()) return r.status();
+      if (*r == 0) return EndsInside(what, got, n);
+      const size_t take = std::min(*r, out->size() - got);
+      got += take;
+      offset_ += take;
+    }
+  }
+  out->resize(n);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint8_t> NettraceReader::Tag(absl::string_view what) {
-  std::string byte;
-  if (absl::Status s = Fill(1, &byte, what); !s.ok()) return s;
-  return static_cast<uint8_t>(byte[0]);
+  char byte;
+  if (absl::Status s = FillSmall(1, &byte, what); !s.ok()) return s;
+  return static_cast<uint8_t>(byte);
 }
 
 absl::Status NettraceReader::ExpectTag(uint8_t tag, absl::string_view what) {
@@ -79,12 +140,12 @@ absl::Status NettraceReader::ReadObjectType(std::string* name, int32_t* version,
     return s;
   }
   if (absl::Status s = ExpectTag(kNullReference, "the null type of a type"); !s.ok()) return s;
-  std::string fixed;
-  if (absl::Status s = Fill(12, &fixed, "an object type"); !s.ok()) return s;
+  char fixed[12];
+  if (absl::Status s = FillSmall(sizeof(fixed), fixed, "an object type"); !s.ok()) return s;
   uint32_t name_size;
-  std::memcpy(version, fixed.data(), 4);
-  std::memcpy(min_version, fixed.data() + 4, 4);
-  std::memcpy(&name_size, fixed.data() + 8, 4);
+  std::memcpy(version, fixed, 4);
+  std::memcpy(min_version, fixed + 4, 4);
+  std::memcpy(&name_size, fixed + 8, 4);
   if (name_size > kMaxTypeNameBytes) {
     return absl::DataLossError(absl::StrCat("nettrace offset ", offset_ - 4, ": a type name of ",
                                             name_size, " bytes (at most ", kMaxTypeNameBytes,
@@ -212,17 +273,17 @@ absl::StatusOr<bool> NettraceReader::NextBlock() {
                                                  version, " needs a reader of version ",
                                                  min_version, "; this one reads version 2"));
   }
-  std::string size_bytes;
-  if (absl::Status s = Fill(4, &size_bytes, "a block's size"); !s.ok()) return s;
+  char size_bytes[4];
+  if (absl::Status s = FillSmall(4, size_bytes, "a block's size"); !s.ok()) return s;
   uint32_t size;
-  std::memcpy(&size, size_bytes.data(), 4);
+  std::memcpy(&size, size_bytes, 4);
   if (size > limits_.max_block_bytes) {
     return absl::DataLossError(absl::StrCat("nettrace offset ", offset_ - 4, ": a ", name, " of ",
                                             size, " bytes (at most ", limits_.max_block_bytes,
                                             ")"));
   }
-  std::string padding;
-  if (absl::Status s = Fill((4 - offset_ % 4) % 4, &padding, "a block's alignment padding");
+  char padding[3];
+  if (absl::Status s = FillSmall((4 - offset_ % 4) % 4, padding, "a block's alignment padding");
       !s.ok()) {
     return s;
   }

@@ -7,8 +7,11 @@
 // block (at most NettraceLimits::max_block_bytes), the event metadata (at
 // most max_metadata records) and the stacks since the last sequence point
 // (at most max_stack_bytes); no length field is trusted before it is
-// checked against what remains and a cap. Every error is a DataLoss or
-// Unimplemented status naming the byte offset in the stream and what was wrong.
+// checked against what remains and a cap. Those are caps, never sizes: every
+// buffer grows with the bytes that arrived (at most about twice them, plus a
+// few hundred bytes), so a short stream costs little whatever it claims
+// (docs/nettrace-reader.md). Every error is a DataLoss or Unimplemented
+// status naming the byte offset in the stream and what was wrong.
 //
 // This file frames the stream (magic, serialization header, the Trace object,
 // then one object per block); blocks.h reads inside a block, stack_cache.h
@@ -91,6 +94,11 @@ class NettraceReader {
 
  private:
   absl::Status Fill(size_t n, std::string* out, absl::string_view what);
+  // Fills `n` (a few) bytes at `out` from the read-ahead (refilled as needed).
+  absl::Status FillSmall(size_t n, char* out, absl::string_view what);
+  // One Read into the read-ahead: false at the end of the stream.
+  absl::StatusOr<bool> ReadAhead();
+  absl::Status EndsInside(absl::string_view what, size_t got, size_t n) const;
   absl::StatusOr<uint8_t> Tag(absl::string_view what);
   absl::Status ExpectTag(uint8_t tag, absl::string_view what);
   absl::Status ReadObjectType(std::string* name, int32_t* version, int32_t* min_version);
@@ -104,7 +112,7 @@ class NettraceReader {
   NettraceLimits limits_;
   NettraceTraceInfo trace_;
   NettraceCounts counts_;
-  uint64_t offset_ = 0;
+  uint64_t offset_ = 0;  // bytes parsed (the read-ahead's are not, yet)
   absl::Status error_;
   bool header_read_ = false;
   bool ended_ = false;
@@ -116,6 +124,13 @@ class NettraceReader {
   bool in_event_block_ = false;
   EventBlobDecoder blobs_;  // header compression state
   NettraceStackCache stacks_;
+  // Bytes read from the source and not parsed yet: a block's framing (tags,
+  // type name, size, padding) is a dozen small pieces, each of which was a
+  // Read (a read(2) from a file) of its own. Grown only when a Read fills it,
+  // so it stays within twice what the source gave.
+  std::string ahead_;
+  size_t ahead_pos_ = 0;  // the next unparsed byte of ahead_
+  size_t ahead_end_ = 0;  // ahead_'s bytes past this are not read yet
 };
 
 }  // namespace profcpu::nettrace

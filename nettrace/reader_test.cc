@@ -1,5 +1,6 @@
 #include "nettrace/reader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/byte_io.h"
 #include "base/file_io.h"
+#include "nettrace/cursor.h"
 #include "nettrace/runtime_events.h"
 #include "nettrace/test_writer.h"
 #include "gtest/gtest.h"
@@ -495,6 +497,110 @@ TEST(NettraceReaderTest, BlockCapIsTheCallersChoice) {
   auto more = reader.Next(&e);
   ASSERT_FALSE(more.ok());
   EXPECT_TRUE(absl::StrContains(more.status().message(), "(at most 16)")) << more.status();
+}
+
+
+// Hands out at most `piece` bytes per Read and remembers what it was asked:
+// how many Reads, and the most room a Read offered (the reader's buffer).
+class CountingSource : public NettraceSource {
+ public:
+  CountingSource(absl::string_view bytes, size_t piece) : bytes_(bytes), piece_(piece) {}
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    ++reads;
+    largest_ask = std::max(largest_ask, n);
+    n = std::min({n, bytes_.size(), piece_});
+    std::copy(bytes_.data(), bytes_.data() + n, buffer);
+    bytes_.remove_prefix(n);
+    given += n;
+    return n;
+  }
+  size_t reads = 0;
+  size_t largest_ask = 0;
+  size_t given = 0;
+
+ private:
+  absl::string_view bytes_;
+  size_t piece_;
+};
+
+std::vector<std::string> Summaries(NettraceSource* source, absl::Status* status) {
+  NettraceReader reader(source);
+  std::vector<std::string> out;
+  NettraceEvent e;
+  while (true) {
+    auto more = reader.Next(&e);
+    if (!more.ok()) {
+      *status = more.status();
+      break;
+    }
+    if (!*more) break;
+    std::string stack;
+    for (uint64_t address : e.stack) absl::StrAppend(&stack, " ", address);
+    out.push_back(absl::StrCat(e.metadata->metadata_id, "@", e.offset, " t", e.thread_id, " ",
+                               e.timestamp, " ", e.payload, stack));
+  }
+  return out;
+}
+
+TEST(NettraceReaderTest, AnyPieceSizeReadsTheSameEvents) {
+  const std::string bytes = StackStream();
+  absl::Status whole_status;
+  NettraceStringSource whole(bytes);
+  const std::vector<std::string> expected = Summaries(&whole, &whole_status);
+  ASSERT_TRUE(whole_status.ok()) << whole_status;
+  ASSERT_EQ(expected.size(), 9u);
+  for (size_t piece : {1, 2, 3, 7, 255, 256, 257, 4096}) {
+    CountingSource source(bytes, piece);
+    absl::Status status;
+    EXPECT_EQ(Summaries(&source, &status), expected) << piece;
+    EXPECT_TRUE(status.ok()) << piece << ": " << status;
+  }
+}
+
+TEST(NettraceReaderTest, MemoryFollowsTheBytesSentNotTheBlockCap) {
+  // A block that claims 15 MiB (under the 16 MiB cap) and sends 100 bytes:
+  // the reader's buffers grow with what arrives, not to the claim.
+  Writer w;
+  w.BlockSizeOnly("EventBlock", 15 << 20);
+  std::string bytes = w.bytes();
+  while (bytes.size() % 4) bytes.push_back(0);
+  bytes.append(100, 'x');
+  CountingSource source(bytes, bytes.size());
+  absl::Status status;
+  Summaries(&source, &status);
+  EXPECT_TRUE(absl::StrContains(status.message(), "the stream ends inside EventBlock (100 of "))
+      << status;
+  EXPECT_EQ(source.given, bytes.size());
+  EXPECT_LE(source.largest_ask, 2 * bytes.size() + 4096);
+}
+
+TEST(NettraceReaderTest, SmallBlocksCostNoReadEach) {
+  // 2000 sequence points: each block's framing is a dozen small fields,
+  // read through the read-ahead, not one Read (a read(2)) each.
+  Writer w;
+  for (int i = 0; i < 2000; ++i) w.Block("SPBlock", SequencePointBody(i));
+  w.End();
+  CountingSource source(w.bytes(), w.bytes().size());
+  absl::Status status;
+  EXPECT_TRUE(Summaries(&source, &status).empty());
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(source.given, w.bytes().size());
+  EXPECT_LE(source.reads, w.bytes().size() / (32 << 10) + 16) << w.bytes().size() << " bytes";
+}
+
+TEST(NettraceCursorTest, Utf16zReadsAsciiAndOtherNames) {
+  // "Ab", then U+00E9 and U+1F600 (a surrogate pair), then no terminator.
+  const std::string bytes = std::string("A\0b\0\0\0", 6) +
+                            std::string("\xe9\0\x3d\xd8\x00\xde\0\0", 8) +
+                            std::string("C\0", 2);
+  NettraceCursor c(bytes, 100);
+  std::string s = "a longer name read before";
+  ASSERT_TRUE(c.Utf16z(&s, "a name").ok());
+  EXPECT_EQ(s, "Ab");
+  ASSERT_TRUE(c.Utf16z(&s, "a name").ok());
+  EXPECT_EQ(s, "\xc3\xa9\xf0\x9f\x98\x80");
+  absl::Status end = c.Utf16z(&s, "a name");
+  EXPECT_TRUE(absl::StrContains(end.message(), "nettrace offset 114: a name has no NUL")) << end;
 }
 
 }  // namespace

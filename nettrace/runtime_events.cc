@@ -17,7 +17,14 @@ class PayloadReader {
   template <typename T>
   T Get() {
     T v{};
-    if (status_.ok()) status_ = Annotate(c_.Fixed(&v, "a field"));
+    if (!status_.ok()) return v;
+    // Checked here, not by the cursor: its message would be built only to
+    // be replaced (a payload of another event's layout fails here often).
+    if (c_.remaining() < sizeof(T)) {
+      status_ = Ended();
+    } else {
+      (void)c_.Fixed(&v, "a field");
+    }
     return v;
   }
   uint64_t Pointer(int32_t size) { return size == 4 ? Get<uint32_t>() : Get<uint64_t>(); }
@@ -29,8 +36,8 @@ class PayloadReader {
   const absl::Status& status() const { return status_; }
 
  private:
-  absl::Status Annotate(absl::Status s) {
-    if (s.ok()) return s;
+  absl::Status Annotate(absl::Status s) { return s.ok() ? s : Ended(); }
+  absl::Status Ended() const {
     return absl::DataLossError(absl::StrCat("a ", event_, " payload of ", c_.pos() + c_.remaining(),
                                             " bytes ends inside the field at byte ", c_.pos()));
   }
