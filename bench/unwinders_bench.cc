@@ -8,7 +8,6 @@
 // Usage: unwinders_bench RUN_DIR libdwfl|libunwind|none [CHAINS_OUT]
 // CHAINS_OUT gets one line per sample (its user chain, hex), for
 // bench/unwinders.py to compare the two unwinders' chains sample by sample.
-#include <sys/resource.h>
 #include <time.h>
 
 #include <cstdint>
@@ -118,14 +117,22 @@ int main(int argc, char** argv) {
     }
   }
   if (chains != nullptr) std::fclose(chains);
-  rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
+  // VmHWM, not getrusage's ru_maxrss: that keeps the peak of the process
+  // before exec (the python that started this one).
+  long peak_kb = -1;
+  if (FILE* status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof(line), status) != nullptr) {
+      if (std::sscanf(line, "VmHWM: %ld kB", &peak_kb) == 1) break;
+    }
+    std::fclose(status);
+  }
   std::printf("{\"unwinder\": \"%s\", \"callgraph\": \"%s\", \"samples\": %llu, \"frames\": %llu, "
               "\"rooted\": %llu, \"truncated\": %llu, \"unwind_s\": %.6f, \"max_rss_kb\": %ld",
               which.c_str(), header.callgraph.c_str(), static_cast<unsigned long long>(samples),
               static_cast<unsigned long long>(frames), static_cast<unsigned long long>(rooted),
               static_cast<unsigned long long>(truncated), static_cast<double>(unwind_ns) / 1e9,
-              usage.ru_maxrss);
+              peak_kb);
   if (unwinder != nullptr) {
     const symbolize::LeafRepairStats& leaf = unwinder->stats().leaf;
     std::printf(", \"stack_exhausted\": %llu, \"frame_limit\": %llu, \"repaired\": %llu, "

@@ -205,6 +205,21 @@ TYPED_TEST(CfiUnwinderTest, WalksCodeWithoutFramePointersToTheProcessStart) {
   EXPECT_EQ(unwinder.stats().stacks, 1u);
 }
 
+// The second walk of a stack meets what the first one cached (libunwind
+// caches each IP's rules and then skips looking the CFI up): same frames.
+TYPED_TEST(CfiUnwinderTest, AStackUnwoundAgainGivesTheSameFrames) {
+  Capture capture;
+  unwind_fixture_a(&CaptureHere, &capture);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  TypeParam unwinder(&files);
+  UnwoundStack first = unwinder.Unwind(capture.sample, kRegsMask, spaces);
+  UnwoundStack second = unwinder.Unwind(capture.sample, kRegsMask, spaces);
+  EXPECT_GE(first.ips.size(), 5u);
+  EXPECT_EQ(second.ips, first.ips);
+  EXPECT_EQ(second.truncated, first.truncated);
+}
+
 TYPED_TEST(CfiUnwinderTest, ShortStackCopyIsTruncatedAndSaysWhy) {
   Capture capture;
   capture.max_stack = 256;

@@ -67,12 +67,13 @@ class LibunwindUnwinder::Impl {
   }
 
   WalkEnd Walk(CfiWalk* walk) {
-    unw_addr_space_t as = SpaceFor(walk->copy.pid, *walk->spaces);
-    if (as == nullptr) return WalkEnd::kNoSession;
+    Space* space = SpaceFor(walk->copy.pid, *walk->spaces);
+    if (space == nullptr) return WalkEnd::kNoSession;
     walk_ = walk;
-    placed_.clear();
-    WalkEnd end = Step(as, walk);
+    placed_ = &space->placed;
+    WalkEnd end = Step(space->as.get(), walk);
     walk_ = nullptr;
+    placed_ = nullptr;
     return end;
   }
 
@@ -81,6 +82,11 @@ class LibunwindUnwinder::Impl {
     AddressSpacePtr as;
     uint64_t generation = 0;
     uint64_t last_used = 0;
+    // The modules whose CFI libunwind has looked up in this process since
+    // its mappings last changed. Kept as long as libunwind's cache is: a
+    // cached IP's rules skip find_proc_info, yet a CFA expression's bytes
+    // are still read from .eh_frame.
+    std::vector<Placed> placed;
   };
 
   WalkEnd Step(unw_addr_space_t as, CfiWalk* walk) {
@@ -104,7 +110,7 @@ class LibunwindUnwinder::Impl {
   // The process's address space, its caches flushed when its mappings
   // changed (libunwind caches each IP's register rules). Capped like
   // libdwfl's sessions, least recently used first out.
-  unw_addr_space_t SpaceFor(uint32_t pid, const AddressSpaceTracker& spaces) {
+  Space* SpaceFor(uint32_t pid, const AddressSpaceTracker& spaces) {
     if (files_ == nullptr) return nullptr;
     ++clock_;
     auto it = spaces_.find(pid);
@@ -128,9 +134,10 @@ class LibunwindUnwinder::Impl {
     const uint64_t generation = spaces.Generation(pid);
     if (generation != space.generation) {
       unw_flush_cache(space.as.get(), 0, 0);
+      space.placed.clear();
       space.generation = generation;
     }
-    return space.as.get();
+    return &space;
   }
 
   std::shared_ptr<base::RootDir> RootOf(const Module& module, uint32_t pid) const {
@@ -169,20 +176,21 @@ class LibunwindUnwinder::Impl {
   const ModuleCfi& CfiOf(int64_t module_index, uint32_t pid, const AddressSpaceTracker& spaces) {
     auto [it, fresh] = modules_.try_emplace(module_index);
     if (fresh) {
+      it->second = std::make_unique<ModuleCfi>();
       const Module& module = spaces.modules()[static_cast<size_t>(module_index)];
       absl::StatusOr<ElfFile> file = OpenModule(module, pid);
       if (file.ok()) {
-        it->second.layout = ReadLoadLayout(file->get());
+        it->second->layout = ReadLoadLayout(file->get());
         absl::StatusOr<EhFrameTable> table = ReadEhFrameTable(*file);
         if (table.ok()) {
-          it->second.table = std::move(*table);
+          it->second->table = std::move(*table);
         } else if (!absl::IsNotFound(table.status()) || module.path != "[vdso]") {
           warn_(absl::StrCat(module.path, ": ", table.status().message(),
                              "; libunwind walks its code by frame pointers"));
         }
       }
     }
-    return it->second;
+    return *it->second;
   }
 
   // unw_accessors_t, whose `arg` is the Impl (unw_init_remote's); the walk
@@ -191,7 +199,7 @@ class LibunwindUnwinder::Impl {
   static int FindProcInfo(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t* pi,
                           int need_unwind_info, void* arg) {
     Impl* self = static_cast<Impl*>(arg);
-    if (self == nullptr || self->walk_ == nullptr) return -UNW_EINVAL;
+    if (self == nullptr || self->walk_ == nullptr || self->placed_ == nullptr) return -UNW_EINVAL;
     const CfiWalk& walk = *self->walk_;
     std::optional<MappingView> mapping = walk.spaces->FindMapping(walk.copy.pid, ip);
     if (!mapping.has_value() || mapping->module < 0 ||
@@ -204,8 +212,8 @@ class LibunwindUnwinder::Impl {
     if (!vaddr.has_value()) return -UNW_ENOINFO;
     const uint64_t bias = cfi.layout.exec ? 0 : mapping->start - *vaddr;
     bool placed = false;
-    for (const Placed& p : self->placed_) placed = placed || (p.cfi == &cfi && p.bias == bias);
-    if (!placed) self->placed_.push_back({bias, &cfi});
+    for (const Placed& p : *self->placed_) placed = placed || (p.cfi == &cfi && p.bias == bias);
+    if (!placed) self->placed_->push_back({bias, &cfi});
 
     unw_dyn_info_t di = {};
     di.start_ip = bias + cfi.layout.first_vaddr;
@@ -224,14 +232,16 @@ class LibunwindUnwinder::Impl {
   static int GetDynInfoListAddr(unw_addr_space_t, unw_word_t*, void*) { return -UNW_ENOINFO; }
 
   // The stack copy, else the .eh_frame_hdr and .eh_frame of the modules
-  // this walk has met; nothing else of the process was recorded.
+  // met in this process; nothing else of the process was recorded.
   static int AccessMem(unw_addr_space_t, unw_word_t address, unw_word_t* value, int write,
                        void* arg) {
     Impl* self = static_cast<Impl*>(arg);
-    if (self == nullptr || self->walk_ == nullptr || write) return -UNW_EINVAL;
+    if (self == nullptr || self->walk_ == nullptr || self->placed_ == nullptr || write) {
+      return -UNW_EINVAL;
+    }
     CfiWalk& walk = *self->walk_;
     if (address < walk.sp || address - walk.sp >= walk.copy.stack.size()) {
-      for (const Placed& p : self->placed_) {
+      for (const Placed& p : *self->placed_) {
         uint64_t word = 0;
         if (address >= p.bias && p.cfi->table->Read(address - p.bias, &word)) {
           *value = word;
@@ -243,7 +253,7 @@ class LibunwindUnwinder::Impl {
       // module's data) and libunwind reads while parsing it. Exceptions
       // need it, unwinding does not, and the module's data was not
       // recorded: any value does.
-      for (const Placed& p : self->placed_) {
+      for (const Placed& p : *self->placed_) {
         if (address >= p.bias + p.cfi->layout.first_vaddr &&
             address < p.bias + p.cfi->layout.end_vaddr) {
           *value = 0;
@@ -281,8 +291,9 @@ class LibunwindUnwinder::Impl {
   std::function<void(std::string)> warn_;
   unw_accessors_t accessors_ = {};
   absl::flat_hash_map<uint32_t, Space> spaces_;
-  absl::flat_hash_map<int64_t, ModuleCfi> modules_;
-  std::vector<Placed> placed_;
+  // By module index; boxed: the processes' Placed point at them.
+  absl::flat_hash_map<int64_t, std::unique_ptr<ModuleCfi>> modules_;
+  std::vector<Placed>* placed_ = nullptr;  // the process's, during a walk
   CfiWalk* walk_ = nullptr;
   uint64_t clock_ = 0;
   bool vdso_loaded_ = false;
