@@ -6,8 +6,9 @@ dwarf: every user stack unwound by CFI; -callgraph fp+cfi: the frame-pointer
 chain's leaf repaired by CFI), then replays every recording through
 unwinders_bench with each unwinder in its own process, and prints per
 recording: samples, frames recovered (total and per sample), walks that
-reached the thread's first frame and those cut short, the unwinder's time
-per sample (median of --repeat replays), peak RSS (and above the replay
+reached the thread's first frame and those cut short, the unwinder's CPU
+time per sample (median of --repeat replays; all samples, and the second
+half alone, once the files are read), peak RSS (and above the replay
 without unwinding), and how many samples got the same chain from both.
 """
 import argparse
@@ -50,11 +51,16 @@ def replay(args, run_dir, unwinder, chains):
 
 
 def agreement(a_path, b_path):
-    same = longer_a = longer_b = other = 0
+    """Samples whose chains match, one a prefix of the other, or neither;
+    and of the matching, those only one unwinder said were cut short."""
+    same = longer_a = longer_b = other = cut_differs = 0
     with open(a_path) as a, open(b_path) as b:
         for la, lb in zip(a, b):
             fa, fb = la.split(), lb.split()
+            cut_a, cut_b = fa[-1:] == ["cut"], fb[-1:] == ["cut"]
+            fa, fb = fa[:-1] if cut_a else fa, fb[:-1] if cut_b else fb
             if fa == fb:
+                cut_differs += cut_a != cut_b
                 same += 1
             elif len(fa) > len(fb) and fa[:len(fb)] == fb:
                 longer_a += 1
@@ -62,7 +68,7 @@ def agreement(a_path, b_path):
                 longer_b += 1
             else:
                 other += 1
-    return same, longer_a, longer_b, other
+    return same, longer_a, longer_b, other, cut_differs
 
 
 def main():
@@ -81,8 +87,8 @@ def main():
     tmp = args.keep or tempfile.mkdtemp(prefix="unwinders.")
     os.makedirs(tmp, exist_ok=True)
     print(f"{'recording':<26}{'unwinder':<11}{'samples':>8}{'frames':>9}{'/sample':>8}"
-          f"{'rooted':>8}{'cut':>7}{'us/sample':>10}{'RSS MB':>8}{'+MB':>7}  same chains "
-          f"(dwfl longer / libunwind longer / differ)")
+          f"{'rooted':>8}{'cut':>7}{'us/sample':>10}{'warm us':>8}{'RSS MB':>8}{'+MB':>7}  "
+          f"same chains (dwfl longer / libunwind longer / differ; same frames, cut differs)")
     table = workloads(args)
     for name in args.workloads.split(","):
         for callgraph in args.callgraphs.split(","):
@@ -94,17 +100,18 @@ def main():
                 runs = [replay(args, run_dir, unwinder, chains) for _ in range(args.repeat)]
                 r = runs[0]
                 r["us"] = statistics.median(x["unwind_s"] for x in runs) * 1e6 / max(r["samples"], 1)
+                r["warm"] = statistics.median(x["warm_us"] for x in runs)
                 r["rss"] = max(x["max_rss_kb"] for x in runs) / 1024
                 results[unwinder] = (r, chains)
-            same, a_longer, b_longer, differ = agreement(results["libdwfl"][1],
+            same, a_longer, b_longer, differ, cut_differs = agreement(results["libdwfl"][1],
                                                          results["libunwind"][1])
             label = f"{name} {callgraph}"
             for unwinder, (r, _) in results.items():
                 per = r["frames"] / max(r["samples"], 1)
-                extra = (f"  {same} ({a_longer} / {b_longer} / {differ})"
+                extra = (f"  {same} ({a_longer} / {b_longer} / {differ}; {cut_differs})"
                          if unwinder == "libunwind" else "")
                 print(f"{label:<26}{unwinder:<11}{r['samples']:>8}{r['frames']:>9}{per:>8.2f}"
-                      f"{r['rooted']:>8}{r['truncated']:>7}{r['us']:>10.2f}{r['rss']:>8.1f}"
+                      f"{r['rooted']:>8}{r['truncated']:>7}{r['us']:>10.2f}{r['warm']:>8.2f}{r['rss']:>8.1f}"
                       f"{r['rss'] - base['max_rss_kb'] / 1024:>7.1f}{extra}")
                 if callgraph.startswith("fp+cfi"):
                     print(f"{'':<26}{'':<11}  repaired {r['repaired']} (+{r['frames_added']} "

@@ -6,7 +6,8 @@
 // unwinding: the RSS the replay costs anyway.
 //
 // Usage: unwinders_bench RUN_DIR libdwfl|libunwind|none [CHAINS_OUT]
-// CHAINS_OUT gets one line per sample (its user chain, hex), for
+// CHAINS_OUT gets one line per sample (its user chain, hex; "cut" at the
+// end when the unwinder said it stopped early), for
 // bench/unwinders.py to compare the two unwinders' chains sample by sample.
 #include <time.h>
 
@@ -40,9 +41,11 @@ class HostFiles : public symbolize::ProcessFiles {
   std::shared_ptr<profcpu::base::RootDir> root_;
 };
 
+// The thread's CPU time, not wall time: on a shared machine a preempted
+// replay would otherwise charge the wait to the unwinder.
 uint64_t Nanos() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
@@ -73,9 +76,19 @@ int main(int argc, char** argv) {
   }
   FILE* chains = argc > 3 ? std::fopen(argv[3], "w") : nullptr;
 
+  // What one reading of the clock costs (a system call): taken off each
+  // sample's time.
+  uint64_t clock_ns = 0;
+  {
+    const uint64_t first = Nanos();
+    for (int i = 0; i < 1000; ++i) Nanos();
+    clock_ns = (Nanos() - first) / 1001;
+  }
+
   symbolize::AddressSpaceTracker spaces;
   recording::Header header;
   uint64_t samples = 0, frames = 0, rooted = 0, truncated = 0, unwind_ns = 0;
+  std::vector<uint64_t> timed;  // each sample's time in the unwinder
   recording::Record record;
   while (true) {
     absl::StatusOr<bool> more = (*reader)->NextInto(&record);
@@ -98,7 +111,10 @@ int main(int argc, char** argv) {
                            symbolize::StackCopyOf(*sample, header.user_regs_mask),
                            sample->user_ips, spaces)
                      : unwinder->Unwind(*sample, header.user_regs_mask, spaces);
-      unwind_ns += Nanos() - start;
+      const uint64_t end = Nanos();
+      const uint64_t took = end - start > clock_ns ? end - start - clock_ns : 0;
+      unwind_ns += took;
+      timed.push_back(took);
     } else {
       stack.ips = sample->user_ips;
     }
@@ -113,7 +129,7 @@ int main(int argc, char** argv) {
     }
     if (chains != nullptr) {
       for (uint64_t ip : stack.ips) std::fprintf(chains, "%llx ", static_cast<unsigned long long>(ip));
-      std::fputc('\n', chains);
+      std::fputs(stack.truncated ? "cut\n" : "\n", chains);
     }
   }
   if (chains != nullptr) std::fclose(chains);
@@ -127,12 +143,19 @@ int main(int argc, char** argv) {
     }
     std::fclose(status);
   }
+  // Warm: the second half of the samples, after the files were opened and
+  // the CFI read (the first half holds that cost).
+  uint64_t warm_ns = 0;
+  for (size_t i = timed.size() / 2; i < timed.size(); ++i) warm_ns += timed[i];
+  const double warm_us =
+      timed.size() < 2 ? 0 : static_cast<double>(warm_ns) / 1e3 / static_cast<double>(timed.size() - timed.size() / 2);
   std::printf("{\"unwinder\": \"%s\", \"callgraph\": \"%s\", \"samples\": %llu, \"frames\": %llu, "
-              "\"rooted\": %llu, \"truncated\": %llu, \"unwind_s\": %.6f, \"max_rss_kb\": %ld",
+              "\"rooted\": %llu, \"truncated\": %llu, \"unwind_s\": %.6f, \"warm_us\": %.3f, "
+              "\"max_rss_kb\": %ld",
               which.c_str(), header.callgraph.c_str(), static_cast<unsigned long long>(samples),
               static_cast<unsigned long long>(frames), static_cast<unsigned long long>(rooted),
               static_cast<unsigned long long>(truncated), static_cast<double>(unwind_ns) / 1e9,
-              peak_kb);
+              warm_us, peak_kb);
   if (unwinder != nullptr) {
     const symbolize::LeafRepairStats& leaf = unwinder->stats().leaf;
     std::printf(", \"stack_exhausted\": %llu, \"frame_limit\": %llu, \"repaired\": %llu, "
