@@ -127,7 +127,7 @@ class LibunwindUnwinder::Impl {
         return nullptr;
       }
       unw_set_caching_policy(as.get(), UNW_CACHE_GLOBAL);
-      it = spaces_.emplace(pid, Space{std::move(as), spaces.Generation(pid), 0}).first;
+      it = spaces_.emplace(pid, Space{std::move(as), spaces.Generation(pid), 0, {}}).first;
     }
     Space& space = it->second;
     space.last_used = clock_;
