@@ -104,10 +104,13 @@ UnwoundStack CfiUnwinder::Unwind(const recording::Sample& sample, uint64_t regs_
   }
   out.ips = std::move(walk.ips);
   if (out.ips.empty()) out.ips.push_back(*ip);
-  // Both libraries also end quietly when a frame's return address could not
-  // be read, which here means it lay past the stack copy: that walk was cut
-  // short too.
-  out.truncated = end != WalkEnd::kOutermost || walk.read_past_stack;
+  // libdw also ends quietly, as at the outermost frame, when a read failed:
+  // past the stack copy (it was too short), or below SP (a frame's CFA was
+  // wrong, a prologue or epilogue the CFI describes badly): that walk was
+  // cut short too. libunwind says so itself; with this test both agree with
+  // the outputs' check that the outermost frame is a thread root
+  // (docs/unwinders.md).
+  out.truncated = end != WalkEnd::kOutermost || walk.read_failed;
   if (out.truncated) {
     ++stats_.truncated;
     if (walk.frame_limit) ++stats_.frame_limit;
