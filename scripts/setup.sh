@@ -24,6 +24,7 @@ packages=(
   clang llvm bpftool      # BPF programs (collector/bpf/): compiled and skeletoned at build time
   python3 libxml2-dev     # configure-time: the integration tests' runner, the fuzzers' XML check
   libssl-dev              # tests/fixtures/crypto_chain hashes with libcrypto (issue 26)
+  libunwind-dev           # libunwind against libdwfl (symbolize/libunwind_unwinder.h, bench/unwinders.sh)
 )
 if [ "$scope" = all ]; then
   packages+=(

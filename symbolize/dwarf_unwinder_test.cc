@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -21,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "symbolize/elf_symbols.h"
+#include "symbolize/libunwind_unwinder.h"
 
 extern "C" int unwind_fixture_a(void (*capture)(void*), void* arg);
 extern "C" int unwind_fixture_bp_table(void (*capture)(const ucontext_t*, void*), void* arg);
@@ -155,6 +157,23 @@ std::string NameOf(uint64_t address) {
   return match.has_value() ? match->function : "?";
 }
 
+// Every known answer below holds for both CFI unwinders: libdwfl's, which
+// profcpu uses, and libunwind's, which docs/unwinders.md compares with it.
+template <typename Unwinder>
+class CfiUnwinderTest : public ::testing::Test {};
+template <typename Unwinder>
+class LeafRepairTest : public ::testing::Test {};
+class UnwinderNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, DwarfUnwinder> ? "libdwfl" : "libunwind";
+  }
+};
+using Unwinders = ::testing::Types<DwarfUnwinder, LibunwindUnwinder>;
+TYPED_TEST_SUITE(CfiUnwinderTest, Unwinders, UnwinderNames);
+TYPED_TEST_SUITE(LeafRepairTest, Unwinders, UnwinderNames);
+
 std::vector<std::string> Names(const UnwoundStack& stack) {
   std::vector<std::string> names;
   for (size_t i = 0; i < stack.ips.size(); ++i) {
@@ -163,12 +182,12 @@ std::vector<std::string> Names(const UnwoundStack& stack) {
   return names;
 }
 
-TEST(DwarfUnwinderTest, WalksCodeWithoutFramePointersToTheProcessStart) {
+TYPED_TEST(CfiUnwinderTest, WalksCodeWithoutFramePointersToTheProcessStart) {
   Capture capture;
   unwind_fixture_a(&CaptureHere, &capture);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   UnwoundStack stack = unwinder.Unwind(capture.sample, kRegsMask, spaces);
   std::vector<std::string> names = Names(stack);
   SCOPED_TRACE(::testing::PrintToString(names));
@@ -186,13 +205,28 @@ TEST(DwarfUnwinderTest, WalksCodeWithoutFramePointersToTheProcessStart) {
   EXPECT_EQ(unwinder.stats().stacks, 1u);
 }
 
-TEST(DwarfUnwinderTest, ShortStackCopyIsTruncatedAndSaysWhy) {
+// The second walk of a stack meets what the first one cached (libunwind
+// caches each IP's rules and then skips looking the CFI up): same frames.
+TYPED_TEST(CfiUnwinderTest, AStackUnwoundAgainGivesTheSameFrames) {
+  Capture capture;
+  unwind_fixture_a(&CaptureHere, &capture);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  TypeParam unwinder(&files);
+  UnwoundStack first = unwinder.Unwind(capture.sample, kRegsMask, spaces);
+  UnwoundStack second = unwinder.Unwind(capture.sample, kRegsMask, spaces);
+  EXPECT_GE(first.ips.size(), 5u);
+  EXPECT_EQ(second.ips, first.ips);
+  EXPECT_EQ(second.truncated, first.truncated);
+}
+
+TYPED_TEST(CfiUnwinderTest, ShortStackCopyIsTruncatedAndSaysWhy) {
   Capture capture;
   capture.max_stack = 256;
   unwind_fixture_a(&CaptureHere, &capture);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   UnwoundStack stack = unwinder.Unwind(capture.sample, kRegsMask, spaces);
   EXPECT_TRUE(stack.truncated);
   ASSERT_FALSE(stack.ips.empty());
@@ -202,33 +236,33 @@ TEST(DwarfUnwinderTest, ShortStackCopyIsTruncatedAndSaysWhy) {
   EXPECT_EQ(unwinder.stats().stack_exhausted, 1u);
 }
 
-TEST(DwarfUnwinderTest, WithoutTheProcessFilesOnlyTheIpRemains) {
+TYPED_TEST(CfiUnwinderTest, WithoutTheProcessFilesOnlyTheIpRemains) {
   Capture capture;
   unwind_fixture_a(&CaptureHere, &capture);
   AddressSpaceTracker spaces = OwnMappings();
-  DwarfUnwinder unwinder(nullptr);
+  TypeParam unwinder(nullptr);
   UnwoundStack stack = unwinder.Unwind(capture.sample, kRegsMask, spaces);
   ASSERT_EQ(stack.ips.size(), 1u);
   EXPECT_TRUE(stack.truncated);
 }
 
-TEST(DwarfUnwinderTest, KernelThreadSamplesHaveNoUserStack) {
+TYPED_TEST(CfiUnwinderTest, KernelThreadSamplesHaveNoUserStack) {
   recording::Sample sample;  // PERF_SAMPLE_REGS_ABI_NONE: no registers
   AddressSpaceTracker spaces;
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   UnwoundStack stack = unwinder.Unwind(sample, kRegsMask, spaces);
   EXPECT_TRUE(stack.ips.empty());
   EXPECT_FALSE(stack.truncated);
   EXPECT_EQ(unwinder.stats().stacks, 0u);
 }
 
-TEST(DwarfUnwinderTest, GarbageStackNeverCrashes) {
+TYPED_TEST(CfiUnwinderTest, GarbageStackNeverCrashes) {
   Capture capture;
   unwind_fixture_a(&CaptureHere, &capture);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   uint32_t seed = 1;
   for (int round = 0; round < 200; ++round) {
     recording::Sample sample = capture.sample;
@@ -292,14 +326,14 @@ LeafSample InGetcontext(const Capture& capture) {
   return leaf;
 }
 
-TEST(LeafRepairTest, AFramelessLeafGetsItsCallerBack) {
+TYPED_TEST(LeafRepairTest, AFramelessLeafGetsItsCallerBack) {
   Capture capture;
   CaptureHere(&capture);
   LeafSample leaf = InGetcontext(capture);
   ASSERT_GE(leaf.chain.size(), 3u);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   UnwoundStack repaired = unwinder.RepairLeaf(leaf.copy(), leaf.chain, spaces);
   std::vector<uint64_t> expected = {leaf.chain[0], leaf.return_into_capture};
   expected.insert(expected.end(), leaf.chain.begin() + 1, leaf.chain.end());
@@ -310,7 +344,7 @@ TEST(LeafRepairTest, AFramelessLeafGetsItsCallerBack) {
   EXPECT_EQ(unwinder.stats().leaf.frames_added, 1u);
 }
 
-TEST(LeafRepairTest, ALeafWithItsFrameKeepsTheChain) {
+TYPED_TEST(LeafRepairTest, ALeafWithItsFrameKeepsTheChain) {
   Capture capture;
   CaptureHere(&capture);
   const std::vector<uint64_t>& regs = capture.sample.user_regs;
@@ -323,17 +357,17 @@ TEST(LeafRepairTest, ALeafWithItsFrameKeepsTheChain) {
   std::vector<uint64_t> chain = KernelChain(regs[8], regs[6], regs[7], stay.user_stack_copy);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   EXPECT_EQ(unwinder.RepairLeaf(StackCopyOf(stay, kLeafMask), chain, spaces).ips, chain);
   EXPECT_EQ(unwinder.stats().leaf.unchanged, 1u);
 }
 
-TEST(LeafRepairTest, WhatCannotBeRepairedIsLeftAsItWas) {
+TYPED_TEST(LeafRepairTest, WhatCannotBeRepairedIsLeftAsItWas) {
   Capture capture;
   CaptureHere(&capture);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
 
   LeafSample short_copy = InGetcontext(capture);  // CFI cannot reach the record
   short_copy.stay.user_stack_copy.resize(8);
@@ -358,12 +392,12 @@ TEST(LeafRepairTest, WhatCannotBeRepairedIsLeftAsItWas) {
   EXPECT_EQ(unwinder.RepairLeaf(no_regs.copy(), no_regs.chain, spaces).ips, no_regs.chain);
   EXPECT_EQ(unwinder.stats().leaf.no_registers, 1u);
 
-  DwarfUnwinder without_files(nullptr);
+  TypeParam without_files(nullptr);
   LeafSample leaf = InGetcontext(capture);
   EXPECT_EQ(without_files.RepairLeaf(leaf.copy(), leaf.chain, spaces).ips, leaf.chain);
 }
 
-TEST(LeafRepairTest, WithoutAFrameRecordCfiFramesStandIn) {
+TYPED_TEST(LeafRepairTest, WithoutAFrameRecordCfiFramesStandIn) {
   Capture capture;
   CaptureHere(&capture);
   LeafSample leaf = InGetcontext(capture);
@@ -371,7 +405,7 @@ TEST(LeafRepairTest, WithoutAFrameRecordCfiFramesStandIn) {
   leaf.chain.resize(1);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   UnwoundStack repaired = unwinder.RepairLeaf(leaf.copy(), leaf.chain, spaces);
   ASSERT_GE(repaired.ips.size(), 2u);
   EXPECT_EQ(repaired.ips[0], leaf.chain[0]);
@@ -409,7 +443,7 @@ TableSample SampleWithBpOnATable(const Capture& capture) {
   return leaf;
 }
 
-TEST(LeafRepairTest, ABpHoldingDataIsUnwoundPastByCfiToTheThreadStart) {
+TYPED_TEST(LeafRepairTest, ABpHoldingDataIsUnwoundPastByCfiToTheThreadStart) {
   Capture capture;
   pthread_t thread;
   ASSERT_EQ(pthread_create(&thread, nullptr, &CaptureWithBpOnATable, &capture), 0);
@@ -419,7 +453,7 @@ TEST(LeafRepairTest, ABpHoldingDataIsUnwoundPastByCfiToTheThreadStart) {
   TableSample leaf = SampleWithBpOnATable(capture);
   AddressSpaceTracker spaces = OwnMappings();
   OwnRoot files;
-  DwarfUnwinder unwinder(&files);
+  TypeParam unwinder(&files);
   UnwoundStack repaired = unwinder.RepairLeaf(leaf.copy(), leaf.chain, spaces);
   std::vector<std::string> names = Names(repaired);
   SCOPED_TRACE(::testing::PrintToString(names));
@@ -441,7 +475,7 @@ TEST(LeafRepairTest, ABpHoldingDataIsUnwoundPastByCfiToTheThreadStart) {
   for (size_t size = 64; size <= capture.sample.user_stack.size(); size += 8) {
     TableSample probe = SampleWithBpOnATable(capture);
     probe.stay.user_stack_copy.resize(size);
-    DwarfUnwinder scratch(&files);
+    TypeParam scratch(&files);
     if (scratch.RepairLeaf(probe.copy(), probe.chain, spaces).ips.size() >= 3) {
       fixture_frames_end = size;
       break;
