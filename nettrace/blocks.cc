@@ -64,11 +64,12 @@ absl::Status EventBlobDecoder::Read(absl::string_view block, uint64_t block_offs
                                               ": an event of ", size, " bytes with ",
                                               c.remaining(), " left in its block"));
     }
-    uint32_t id, seq, proc, stack, payload_size;
-    uint64_t thread, capture;
-    int64_t ts;
+    uint32_t id = 0, seq = 0, proc = 0, stack = 0, payload_size = 0;
+    uint64_t thread = 0, capture = 0;
+    int64_t ts = 0;
     absl::string_view guids;
-    // Inside the size just checked: these reads cannot fail.
+    // Inside the size just checked: these reads cannot fail (zeroed anyway,
+    // so no compiler has to take that on trust).
     (void)c.Fixed(&id, "");
     (void)c.Fixed(&seq, "");
     (void)c.Fixed(&thread, "");

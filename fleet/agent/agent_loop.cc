@@ -145,7 +145,9 @@ absl::StatusOr<AgentTotals> RunAgent(const AgentOptions& options) {
                                spool.windows(), " windows waiting)"));
   Delivery delivery(&spool, shard, options.node,
                     [&log](bool warning, std::string_view line) { log.Line(warning, line); });
-  LabelSources sources{options.node, "/proc", absl::StrCat(options.kubelet_root, "/pods")};
+  LabelSources sources;
+  sources.node = options.node;
+  sources.kubelet_pods = absl::StrCat(options.kubelet_root, "/pods");
   // In a container of its own, the agent sees other pods' cgroups relative
   // to its cgroup namespace; the namespace's root on the node makes them whole.
   if (absl::StatusOr<std::string> mount = collector::CgroupV2Mount(); mount.ok()) {
