@@ -230,6 +230,32 @@ TEST(ProfilePageTest, DataIsDeflatedBase64OfTheEncoding) {
   EXPECT_LT(compressed.size() * 4 / 3, 5000u);
 }
 
+// The distinct stacks sorted on several threads make the same tree, numbered
+// the same.
+TEST(ProfilePageTest, SortedOnSeveralThreadsTheDataIsTheSame) {
+  ProfileMaker maker;
+  std::vector<uint32_t> locations;
+  for (int i = 0; i < 40; ++i) {
+    locations.push_back(maker.Location(0x1000 + i * 16, false, "/app", {{"f" + std::to_string(i)}}));
+  }
+  uint32_t state = 3;
+  for (int i = 0; i < 60000; ++i) {
+    std::vector<uint32_t> stack;
+    for (int depth = 0; depth < 4 + i % 9; ++depth) {
+      state = state * 1103515245u + 12345u;
+      stack.push_back(locations[(state >> 16) % locations.size()]);
+    }
+    maker.Sample("app", 1, 1 + i % 3, 0, kStart + (60000 - i) * 1000ull, 1, "cpu-clock", stack);
+  }
+  PageDataOptions one, four;
+  one.start_ns = four.start_ns = kStart;
+  four.threads = 4;
+  const PageData a = BuildPageData(maker.profile(), one);
+  const PageData b = BuildPageData(maker.profile(), four);
+  ASSERT_GT(a.nodes.size(), 60000u);
+  EXPECT_EQ(EncodePageData(a), EncodePageData(b));
+}
+
 // A page data larger than a compression piece (2 MiB): a deep tree of
 // distinct stacks, as busy_stacks makes.
 PageData DeepData() {

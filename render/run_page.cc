@@ -70,6 +70,9 @@ absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& so
   options.palette = source.graph.palette;
   options.hash_colors = source.graph.hash_colors;
   options.start_ns = source.summary ? source.summary->header.start_time_ns : source.start_ns;
+  PageCompression compression;
+  compression.threads = source.threads != 0 ? source.threads : PageThreads();
+  options.threads = compression.threads;
   std::vector<PageView> views;
   for (const PageSourceView& source_view : source.views) {
     PageDataOptions view_options = options;
@@ -82,8 +85,6 @@ absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& so
     view.description = source_view.description;
     view.data = BuildPageData(*source_view.profile, view_options);
   }
-  PageCompression compression;
-  compression.threads = source.threads != 0 ? source.threads : PageThreads();
   PageWriteTimes unused;
   if (times == nullptr) times = &unused;
   std::string page;
