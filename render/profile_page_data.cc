@@ -168,6 +168,12 @@ class PageBuilder {
       leaf[key] = path.empty() ? 0 : path.back();
       previous = frames;
     }
+    // The stacks' frames are in the tree now: on deep stacks they are tens
+    // of megabytes, not held while the nodes are numbered.
+    std::vector<uint32_t>().swap(sorted);
+    std::vector<uint32_t>().swap(key_frames_);
+    std::vector<size_t>().swap(key_starts_);
+    absl::flat_hash_map<uint64_t, uint32_t>().swap(keys_);
     // Numbered in first-seen order: a stack's nodes not yet numbered are
     // the end of its path; they get the next numbers, outermost first.
     std::vector<uint32_t> number(parent.size(), 0);  // 0: not yet (the root is 0)
