@@ -1,7 +1,10 @@
 #include "render/profile_page_data.h"
 
 #include <algorithm>
+#include <functional>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
@@ -15,6 +18,40 @@ namespace profcpu::render {
 namespace {
 
 uint64_t Pair(uint32_t high, uint32_t low) { return (uint64_t{high} << 32) | low; }
+
+// std::sort of `items` on up to `threads` threads: runs sorted side by side,
+// then merged pairwise, each level's merges side by side.
+template <typename Less>
+void SortOnThreads(std::vector<uint32_t>* items, Less less, size_t threads) {
+  const size_t runs = std::clamp<size_t>(items->size() / 16384, 1, std::max<size_t>(threads, 1));
+  if (runs == 1) {
+    std::sort(items->begin(), items->end(), less);
+    return;
+  }
+  std::vector<size_t> bounds(runs + 1);
+  for (size_t i = 0; i <= runs; ++i) bounds[i] = items->size() * i / runs;
+  auto at = [items, &bounds](size_t run) { return items->begin() + bounds[std::min(run, bounds.size() - 1)]; };
+  auto side_by_side = [](std::vector<std::function<void()>>& jobs) {
+    std::vector<std::thread> helpers;
+    for (size_t i = 1; i < jobs.size(); ++i) helpers.emplace_back(jobs[i]);
+    if (!jobs.empty()) jobs[0]();
+    for (std::thread& helper : helpers) helper.join();
+  };
+  std::vector<std::function<void()>> jobs;
+  for (size_t run = 0; run < runs; ++run) {
+    jobs.push_back([&at, &less, run] { std::sort(at(run), at(run + 1), less); });
+  }
+  side_by_side(jobs);
+  for (size_t width = 1; width < runs; width *= 2) {
+    jobs.clear();
+    for (size_t run = 0; run + width < runs; run += 2 * width) {
+      jobs.push_back([&at, &less, run, width] {
+        std::inplace_merge(at(run), at(run + width), at(run + 2 * width), less);
+      });
+    }
+    side_by_side(jobs);
+  }
+}
 
 class PageBuilder {
  public:
@@ -106,10 +143,12 @@ class PageBuilder {
     const uint32_t keys = static_cast<uint32_t>(key_starts_.size());
     std::vector<uint32_t> sorted(keys);
     for (uint32_t k = 0; k < keys; ++k) sorted[k] = k;
-    std::sort(sorted.begin(), sorted.end(), [this](uint32_t a, uint32_t b) {
+    // Stacks with the same frames may come in any order: they share a leaf,
+    // and the numbering below follows the first-seen order alone.
+    SortOnThreads(&sorted, [this](uint32_t a, uint32_t b) {
       const absl::Span<const uint32_t> x = KeyFrames(a), y = KeyFrames(b);
       return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
-    });
+    }, options_.threads);
     // The tree in that order: node 0 the root, parent and name per node.
     std::vector<uint32_t> parent = {0}, name = {0}, leaf(keys);
     std::vector<uint32_t> path;  // nodes of the previous stack, by depth
@@ -129,6 +168,12 @@ class PageBuilder {
       leaf[key] = path.empty() ? 0 : path.back();
       previous = frames;
     }
+    // The stacks' frames are in the tree now: on deep stacks they are tens
+    // of megabytes, not held while the nodes are numbered.
+    std::vector<uint32_t>().swap(sorted);
+    std::vector<uint32_t>().swap(key_frames_);
+    std::vector<size_t>().swap(key_starts_);
+    absl::flat_hash_map<uint64_t, uint32_t>().swap(keys_);
     // Numbered in first-seen order: a stack's nodes not yet numbered are
     // the end of its path; they get the next numbers, outermost first.
     std::vector<uint32_t> number(parent.size(), 0);  // 0: not yet (the root is 0)

@@ -6,6 +6,7 @@
 #ifndef PROFCPU_RENDER_PROFILE_PAGE_DATA_H_
 #define PROFCPU_RENDER_PROFILE_PAGE_DATA_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ struct PageDataOptions {
   Palette palette = Palette::kHot;
   bool hash_colors = false;
   uint64_t start_ns = 0;  // time 0; earlier samples are put at 0
+  // Threads the distinct stacks are sorted on (the tree's costliest step on
+  // deep stacks); the data does not depend on it.
+  size_t threads = 1;
 };
 
 PageData BuildPageData(const fold::Profile& profile, const PageDataOptions& options);

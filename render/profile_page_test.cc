@@ -230,6 +230,96 @@ TEST(ProfilePageTest, DataIsDeflatedBase64OfTheEncoding) {
   EXPECT_LT(compressed.size() * 4 / 3, 5000u);
 }
 
+// The distinct stacks sorted on several threads make the same tree, numbered
+// the same.
+TEST(ProfilePageTest, SortedOnSeveralThreadsTheDataIsTheSame) {
+  ProfileMaker maker;
+  std::vector<uint32_t> locations;
+  for (int i = 0; i < 40; ++i) {
+    locations.push_back(maker.Location(0x1000 + i * 16, false, "/app", {{"f" + std::to_string(i)}}));
+  }
+  uint32_t state = 3;
+  for (int i = 0; i < 60000; ++i) {
+    std::vector<uint32_t> stack;
+    for (int depth = 0; depth < 4 + i % 9; ++depth) {
+      state = state * 1103515245u + 12345u;
+      stack.push_back(locations[(state >> 16) % locations.size()]);
+    }
+    maker.Sample("app", 1, 1 + i % 3, 0, kStart + (60000 - i) * 1000ull, 1, "cpu-clock", stack);
+  }
+  PageDataOptions one, four;
+  one.start_ns = four.start_ns = kStart;
+  four.threads = 4;
+  const PageData a = BuildPageData(maker.profile(), one);
+  const PageData b = BuildPageData(maker.profile(), four);
+  ASSERT_GT(a.nodes.size(), 60000u);
+  EXPECT_EQ(EncodePageData(a), EncodePageData(b));
+}
+
+// A page data larger than a compression piece (2 MiB): a deep tree of
+// distinct stacks, as busy_stacks makes.
+PageData DeepData() {
+  PageData data;
+  for (int i = 0; i < 60; ++i) data.names.push_back({"frame_" + std::to_string(i), {1, 2, 3}, {4, 5, 6}, 0});
+  data.nodes.push_back({});
+  uint32_t state = 7;
+  for (uint32_t i = 1; i < 700000; ++i) {
+    state = state * 1103515245u + 12345u;
+    const uint32_t parent = (state >> 8) % 8 == 0 ? (state >> 12) % i : i - 1;
+    data.nodes.push_back({parent, (state >> 16) % 60});
+  }
+  data.threads.push_back({1, 1, 0});
+  for (uint64_t i = 0; i < 100000; ++i) {
+    state = state * 1103515245u + 12345u;
+    data.samples.push_back({i * 200, 1 + (state >> 8) % 699999, 0, 1});
+  }
+  data.total_weight = data.samples.size();
+  data.last_time_us = data.samples.back().time_us;
+  return data;
+}
+
+// The data element's bytes after base64 and inflate.
+std::string DecodedElement(const std::string& page, const std::string& id, size_t raw_size) {
+  const std::string open = "id=\"" + id + "\" data-encoding=\"deflate\" data-bytes=\"" +
+                           std::to_string(raw_size) + "\">";
+  EXPECT_THAT(page, HasSubstr(open));
+  std::string compressed;
+  EXPECT_TRUE(absl::Base64Unescape(Between(page, open, "</script>"), &compressed));
+  return Inflate(compressed, raw_size);
+}
+
+// The pieces compressed on several threads (libdeflate) and the old path
+// (zlib on one thread) inflate to the same data, the encoding's.
+TEST(ProfilePageTest, CompressedOnSeveralThreadsTheDataIsTheSame) {
+  PageData data = DeepData();
+  PageView view;
+  view.key = "alloc";
+  view.label = "Allocations";
+  view.count_name = "bytes";
+  view.data = DeepData();
+  view.data.samples.resize(50000);
+  const std::string raw = EncodePageData(data), view_raw = EncodePageData(view.data);
+  ASSERT_GT(raw.size(), archive::kDeflatePieceBytes);
+  PageWriteWork one_work, many_work;
+  const auto one = RenderProfilePage(data, {}, {view}, {1}, &one_work);
+  const auto many = RenderProfilePage(data, {}, {view}, {3}, &many_work);
+  ASSERT_TRUE(one.ok() && many.ok());
+  EXPECT_EQ(DecodedElement(*one, "profcpu-data", raw.size()), raw);
+  EXPECT_EQ(DecodedElement(*many, "profcpu-data", raw.size()), raw);
+  EXPECT_EQ(DecodedElement(*one, "profcpu-data-alloc", view_raw.size()), view_raw);
+  EXPECT_EQ(DecodedElement(*many, "profcpu-data-alloc", view_raw.size()), view_raw);
+  EXPECT_EQ(one_work.deflate.tasks, 2u);  // an element each
+  EXPECT_EQ(many_work.deflate.tasks, (raw.size() + archive::kDeflatePieceBytes - 1) /
+                                             archive::kDeflatePieceBytes +
+                                         (view_raw.size() + archive::kDeflatePieceBytes - 1) /
+                                             archive::kDeflatePieceBytes);
+  EXPECT_EQ(many_work.deflate.threads, 2u);  // no more threads than pieces
+  // What is not data is the same page.
+  EXPECT_EQ(Between(*one, "<!doctype", "<script type=\"application/octet-stream\""),
+            Between(*many, "<!doctype", "<script type=\"application/octet-stream\""));
+  EXPECT_LE(many->size(), one->size());
+}
+
 TEST(ProfilePageTest, AnEmptyProfileStillMakesAPage) {
   const auto page = RenderProfilePage(BuildPageData(fold::Profile(), {}), {});
   ASSERT_TRUE(page.ok()) << page.status();

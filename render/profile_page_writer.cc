@@ -1,9 +1,14 @@
 #include "render/profile_page_writer.h"
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -128,18 +133,105 @@ absl::Status CheckViewKeys(const std::vector<PageView>& views) {
   return absl::OkStatus();
 }
 
-// One data element: the encoded data, deflated when that is smaller.
-absl::Status AppendDataElement(const PageData& data, const std::string& id, std::string* page) {
-  const std::string raw = EncodePageData(data);
-  PROFCPU_ASSIGN_OR_RETURN(std::string compressed,
-                           archive::Deflate(raw, archive::DeflateContainer::kZlib));
-  const bool deflated = compressed.size() < raw.size();
-  absl::StrAppend(page, "<script type=\"application/octet-stream\" id=\"", id,
-                  "\" data-encoding=\"", deflated ? "deflate" : "none", "\" data-bytes=\"",
-                  raw.size(), "\">");
-  page->append(absl::Base64Escape(deflated ? compressed : raw));
+double ThreadCpuSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A data element's payload: its encoded data, deflated when that is smaller,
+// in parts written one after the other.
+struct DataPayload {
+  std::string id;
+  size_t raw_bytes = 0;
+  bool deflated = false;
+  std::vector<std::string> parts;
+  size_t size() const {
+    size_t total = 0;
+    for (const std::string& part : parts) total += part.size();
+    return total;
+  }
+};
+
+absl::StatusOr<DataPayload> EncodePayload(const PageData& data, const std::string& id,
+                                          const PageCompression& compression,
+                                          PageWriteWork* work) {
+  auto start = std::chrono::steady_clock::now();
+  DataPayload payload;
+  payload.id = id;
+  std::string raw = EncodePageData(data);
+  payload.raw_bytes = raw.size();
+  work->encode_s += SecondsSince(start);
+  if (compression.threads <= 1) {
+    start = std::chrono::steady_clock::now();
+    const double cpu_start = ThreadCpuSeconds();
+    PROFCPU_ASSIGN_OR_RETURN(std::string compressed,
+                             archive::Deflate(raw, archive::DeflateContainer::kZlib));
+    // CPU time, as the pieces' (archive/deflate_parallel.h) are counted.
+    const double cpu = ThreadCpuSeconds() - cpu_start;
+    work->deflate.tasks += 1;
+    work->deflate.threads = std::max<size_t>(work->deflate.threads, 1);
+    work->deflate.wall_s += SecondsSince(start);
+    work->deflate.task_cpu_s += cpu;
+    work->deflate.longest_task_s = std::max(work->deflate.longest_task_s, cpu);
+    payload.parts.push_back(std::move(compressed));
+  } else {
+    archive::DeflateWork deflate;
+    PROFCPU_ASSIGN_OR_RETURN(payload.parts,
+                             archive::DeflateZlibInPieces(raw, compression.threads, &deflate));
+    work->deflate.tasks += deflate.tasks;
+    work->deflate.threads = std::max(work->deflate.threads, deflate.threads);
+    work->deflate.wall_s += deflate.wall_s;
+    work->deflate.task_cpu_s += deflate.task_cpu_s;
+    work->deflate.longest_task_s = std::max(work->deflate.longest_task_s, deflate.longest_task_s);
+  }
+  payload.deflated = payload.size() < raw.size();
+  if (!payload.deflated) {
+    payload.parts.clear();
+    payload.parts.push_back(std::move(raw));
+  }
+  return payload;
+}
+
+// Base64 of parts written one after the other, as if they were one string;
+// each part is released once written.
+void AppendBase64(std::vector<std::string>* parts, std::string* out) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  uint32_t group = 0;  // up to 3 bytes not yet written
+  int held = 0;
+  for (std::string& part : *parts) {
+    for (unsigned char byte : part) {
+      group = (group << 8) | byte;
+      if (++held == 3) {
+        const char digits[4] = {kDigits[group >> 18], kDigits[(group >> 12) & 63],
+                                kDigits[(group >> 6) & 63], kDigits[group & 63]};
+        out->append(digits, 4);
+        group = 0;
+        held = 0;
+      }
+    }
+    std::string().swap(part);
+  }
+  if (held == 1) {
+    group <<= 16;
+    out->append({kDigits[group >> 18], kDigits[(group >> 12) & 63], '=', '='});
+  } else if (held == 2) {
+    group <<= 8;
+    out->append({kDigits[group >> 18], kDigits[(group >> 12) & 63], kDigits[(group >> 6) & 63], '='});
+  }
+}
+
+void AppendDataElement(DataPayload& payload, std::string* page) {
+  absl::StrAppend(page, "<script type=\"application/octet-stream\" id=\"", payload.id,
+                  "\" data-encoding=\"", payload.deflated ? "deflate" : "none", "\" data-bytes=\"",
+                  payload.raw_bytes, "\">");
+  AppendBase64(&payload.parts, page);
   page->append("</script>\n");
-  return absl::OkStatus();
 }
 
 std::string MetaJson(const PageData& data, const PageMeta& meta,
@@ -192,11 +284,27 @@ std::string EncodePageData(const PageData& data) {
 }
 
 absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMeta& meta,
-                                              const std::vector<PageView>& views) {
+                                              const std::vector<PageView>& views,
+                                              const PageCompression& compression,
+                                              PageWriteWork* work) {
   PROFCPU_RETURN_IF_ERROR(CheckViewKeys(views));
+  PageWriteWork unused;
+  if (work == nullptr) work = &unused;
+  // Each element's data is encoded and compressed first (the encoded bytes
+  // released once compressed), so the page is sized once.
+  std::vector<DataPayload> payloads;
+  PROFCPU_ASSIGN_OR_RETURN(payloads.emplace_back(),
+                           EncodePayload(data, "profcpu-data", compression, work));
+  for (const PageView& view : views) {
+    PROFCPU_ASSIGN_OR_RETURN(payloads.emplace_back(),
+                             EncodePayload(view.data, DataElementId(view.key), compression, work));
+  }
+  const std::string meta_json = MetaJson(data, meta, views);
+  size_t base64_bytes = 0;
+  for (const DataPayload& payload : payloads) base64_bytes += (payload.size() + 2) / 3 * 4 + 256;
   std::string page;
   page.reserve(ProfilePageStyle().size() + ProfilePageScript().size() + ProfilePageBody().size() +
-               data.samples.size() * 8 + 4096);
+               meta_json.size() + base64_bytes + 4096);
   // No source but the page itself: no request can leave it.
   absl::StrAppend(&page,
                   "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -210,11 +318,10 @@ absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMe
                 &page);
   absl::StrAppend(&page, "</title>\n<style>\n", ProfilePageStyle(), "</style>\n</head>\n<body>\n",
                   ProfilePageBody(), "\n<script type=\"application/json\" id=\"profcpu-meta\">",
-                  MetaJson(data, meta, views), "</script>\n");
-  PROFCPU_RETURN_IF_ERROR(AppendDataElement(data, "profcpu-data", &page));
-  for (const PageView& view : views) {
-    PROFCPU_RETURN_IF_ERROR(AppendDataElement(view.data, DataElementId(view.key), &page));
-  }
+                  meta_json, "</script>\n");
+  const auto start = std::chrono::steady_clock::now();
+  for (DataPayload& payload : payloads) AppendDataElement(payload, &page);
+  work->base64_s += SecondsSince(start);
   absl::StrAppend(&page, "<script>\n", ProfilePageScript(), "</script>\n</body></html>\n");
   return page;
 }

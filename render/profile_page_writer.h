@@ -4,11 +4,13 @@
 #ifndef PROFCPU_RENDER_PROFILE_PAGE_WRITER_H_
 #define PROFCPU_RENDER_PROFILE_PAGE_WRITER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "archive/deflate_parallel.h"
 #include "recording/run_folder.h"
 #include "render/profile_page_data.h"
 
@@ -62,13 +64,31 @@ struct PageView {
   PageData data;
 };
 
+// How the data elements are compressed. Either way they inflate to the same
+// bytes (EncodePageData's); only the compressed bytes differ.
+struct PageCompression {
+  // 1: zlib at level 6 on the calling thread, the page's first encoder (kept
+  // for comparisons: PROFCPU_THREADS=1); more: libdeflate in pieces on up to
+  // this many threads (archive/deflate_parallel.h).
+  size_t threads = 1;
+};
+
+// What writing the page cost, for profcpu.log.
+struct PageWriteWork {
+  archive::DeflateWork deflate;  // over all data elements
+  double encode_s = 0;           // EncodePageData
+  double base64_s = 0;
+};
+
 // The data section as docs/profile-page.md lays it out, uncompressed.
 std::string EncodePageData(const PageData& data);
 
 // The whole document; with `views`, a switch between the main profile and
-// each of them.
+// each of them. `work` may be null.
 absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMeta& meta,
-                                              const std::vector<PageView>& views = {});
+                                              const std::vector<PageView>& views = {},
+                                              const PageCompression& compression = {},
+                                              PageWriteWork* work = nullptr);
 
 }  // namespace profcpu::render
 

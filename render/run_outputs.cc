@@ -89,6 +89,7 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   // Palettes that colour by annotation need the stacks folded with them.
   const fold::FoldOptions graph_fold = GraphFoldOptions(fold_options, graph.palette);
   std::optional<base::BackgroundTask> page_writer;
+  PageWriteTimes page_times;
   if (options.html) {
     page_writer.emplace([&] {
       PageSource page;
@@ -98,7 +99,7 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
       page.events = input.page_events;
       page.generator = input.generator;
       page.views = EventViews(event_profiles);
-      return WriteProfilePage(profile, page, path(kProfilePageFile));
+      return WriteProfilePage(profile, page, path(kProfilePageFile), &page_times);
     });
   }
 
@@ -125,6 +126,7 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
     PROFCPU_RETURN_IF_ERROR(page_writer->Wait());
     written.files.push_back(kProfilePageFile);
     times->Done("html wait");
+    log->Info(ParallelPageLine(page_times));
   }
   PROFCPU_RETURN_IF_ERROR(script_writer.Wait());
   times->Done("perf_script wait");

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "render/testing_dotnet_event_profiles.h"
 #include "render/perfview_export.h"
+#include "render/run_page.h"
 
 namespace profcpu::render {
 namespace {
@@ -45,7 +46,8 @@ class RunOutputsTest : public ::testing::Test {
   }
 
   absl::StatusOr<WrittenOutputs> Write(const RunOutputOptions& options,
-                                       const fold::DotnetEventProfiles* events = nullptr) {
+                                       const fold::DotnetEventProfiles* events = nullptr,
+                                       std::string* log_text = nullptr) {
     RunOutputsInput input;
     input.dotnet_event_profiles = events;
     input.dir = dir_;
@@ -55,13 +57,49 @@ class RunOutputsTest : public ::testing::Test {
     input.generator = "profcpu test";
     base::StageTimes times;
     base::RunLog log;
-    return WriteRunOutputs(input, options, &times, &log);
+    absl::StatusOr<WrittenOutputs> written = WriteRunOutputs(input, options, &times, &log);
+    if (log_text != nullptr) {
+      const std::string path = absl::StrCat(dir_, "/profcpu.log");
+      EXPECT_TRUE(log.Open(path));
+      log.Close();
+      *log_text = Read("profcpu.log");
+    }
+    return written;
   }
 
   std::string dir_;
   fold::Profile profile_;
   fold::RecordingSummary summary_;
 };
+
+// bench/end_of_run.py reads this line to project the page's time on 16 cores.
+TEST_F(RunOutputsTest, LogsTheParallelPageLine) {
+  std::string log;
+  ASSERT_TRUE(Write({}, nullptr, &log).ok());
+  EXPECT_THAT(log, ::testing::ContainsRegex(
+                       "parallel profile\\.html: [0-9]+\\.[0-9]{3} s wall, serial [0-9]+\\.[0-9]{3} s, "
+                       "1 tasks on 1 threads, longest task [0-9]+\\.[0-9]{3} s, "
+                       "task CPU [0-9]+\\.[0-9]{3} s\n"));
+}
+
+TEST(ParallelPageLineTest, SerialIsTheWallTimeButTheCompression) {
+  PageWriteTimes times;
+  times.wall_s = 2.5;
+  times.work.deflate = {12, 4, 0.5, 0.25, 1.75};
+  EXPECT_EQ(ParallelPageLine(times),
+            "parallel profile.html: 2.500 s wall, serial 2.000 s, 12 tasks on 4 threads, "
+            "longest task 0.250 s, task CPU 1.750 s");
+}
+
+TEST(PageThreadsTest, ProfcpuThreadsOverridesTheUsableCores) {
+  ::setenv("PROFCPU_THREADS", "3", 1);
+  EXPECT_EQ(PageThreads(), 3u);
+  ::setenv("PROFCPU_THREADS", "1", 1);
+  EXPECT_EQ(PageThreads(), 1u);
+  ::unsetenv("PROFCPU_THREADS");
+  EXPECT_GE(PageThreads(), 1u);
+  EXPECT_LE(PageThreads(), 16u);
+}
 
 TEST_F(RunOutputsTest, WritesTheStandardOutputsFromTheProfile) {
   auto written = Write({});

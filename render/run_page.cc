@@ -1,7 +1,15 @@
 #include "render/run_page.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "base/file_io.h"
 #include "base/status_macros.h"
 #include "render/palette.h"
@@ -33,13 +41,38 @@ PageMeta MetaFor(const PageSource& source) {
 
 }  // namespace
 
+size_t PageThreads() {
+  if (const char* env = std::getenv("PROFCPU_THREADS"); env != nullptr && *env != '\0') {
+    size_t threads = 0;
+    if (absl::SimpleAtoi(env, &threads) && threads >= 1) return std::min<size_t>(threads, 256);
+  }
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  size_t usable = 1;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) usable = std::max(CPU_COUNT(&cpus), 1);
+  return std::min<size_t>(usable, 16);
+}
+
+std::string ParallelPageLine(const PageWriteTimes& times) {
+  const archive::DeflateWork& deflate = times.work.deflate;
+  return absl::StrFormat(
+      "parallel profile.html: %.3f s wall, serial %.3f s, %d tasks on %d threads, longest task "
+      "%.3f s, task CPU %.3f s",
+      times.wall_s, std::max(0.0, times.wall_s - deflate.wall_s), deflate.tasks, deflate.threads,
+      deflate.longest_task_s, deflate.task_cpu_s);
+}
+
 absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& source,
-                              const std::string& path) {
+                              const std::string& path, PageWriteTimes* times) {
+  const auto start = std::chrono::steady_clock::now();
   PageDataOptions options;
   options.fold = source.fold;
   options.palette = source.graph.palette;
   options.hash_colors = source.graph.hash_colors;
   options.start_ns = source.summary ? source.summary->header.start_time_ns : source.start_ns;
+  PageCompression compression;
+  compression.threads = source.threads != 0 ? source.threads : PageThreads();
+  options.threads = compression.threads;
   std::vector<PageView> views;
   for (const PageSourceView& source_view : source.views) {
     PageDataOptions view_options = options;
@@ -52,9 +85,18 @@ absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& so
     view.description = source_view.description;
     view.data = BuildPageData(*source_view.profile, view_options);
   }
-  PROFCPU_ASSIGN_OR_RETURN(
-      std::string page, RenderProfilePage(BuildPageData(profile, options), MetaFor(source), views));
-  return base::WriteFile(path, page);
+  PageWriteTimes unused;
+  if (times == nullptr) times = &unused;
+  std::string page;
+  {
+    const PageData data = BuildPageData(profile, options);
+    PROFCPU_ASSIGN_OR_RETURN(
+        page, RenderProfilePage(data, MetaFor(source), views, compression, &times->work));
+  }
+  views.clear();  // the data is in the page: not held during the write
+  PROFCPU_RETURN_IF_ERROR(base::WriteFile(path, page));
+  times->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return absl::OkStatus();
 }
 
 }  // namespace profcpu::render

@@ -5,6 +5,7 @@
 #ifndef PROFCPU_RENDER_RUN_PAGE_H_
 #define PROFCPU_RENDER_RUN_PAGE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,11 +39,29 @@ struct PageSource {
   std::vector<PageEvent> events;  // the events lane, in seconds from time 0
   std::string generator;      // "profcpu VERSION"
   std::vector<PageSourceView> views;  // none: no switch
+  size_t threads = 0;  // to compress the data on; 0: PageThreads()
 };
 
-// Writes the page to `path`.
+// The threads profile.html's data is compressed on: the usable cores
+// (sched_getaffinity) capped at 16; PROFCPU_THREADS=N overrides (1: zlib on
+// one thread, the old path, for comparisons).
+size_t PageThreads();
+
+// What writing the page took.
+struct PageWriteTimes {
+  double wall_s = 0;   // from the profile to the file written
+  PageWriteWork work;  // the compression's tasks among it
+};
+
+// profcpu.log's line for bench/end_of_run.py: "parallel profile.html: W s
+// wall, serial S s, N tasks on K threads, longest task L s, task CPU C s",
+// where S is all but the compression (building the data, encoding, base64,
+// the write) and the tasks are the compressed pieces (CPU time each).
+std::string ParallelPageLine(const PageWriteTimes& times);
+
+// Writes the page to `path`; `times` may be null.
 absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& source,
-                              const std::string& path);
+                              const std::string& path, PageWriteTimes* times = nullptr);
 
 }  // namespace profcpu::render
 

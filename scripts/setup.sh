@@ -18,6 +18,7 @@ packages=(
   build-essential cmake pkg-config ccache
   libelf-dev libdw-dev libzstd-dev libabsl-dev
   libgtest-dev libgmock-dev libbpf-dev nlohmann-json3-dev zlib1g-dev
+  libdeflate-dev          # profile.html's data, compressed in pieces on several cores
   libprotobuf-dev protobuf-compiler  # the pprof export (render/proto/profile.proto)
   liblzma-dev libbz2-dev  # libdw.a's decompressors (static link: cmake/StaticDeps.cmake)
   libcurl4-openssl-dev libdebuginfod-dev  # debug files from SSQP and debuginfod servers
