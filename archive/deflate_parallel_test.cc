@@ -74,7 +74,9 @@ TEST(DeflateZlibInPiecesTest, InflatesToTheDataWhateverThePiecesAndThreads) {
         EXPECT_EQ(work.threads, std::min(threads, work.tasks));
         EXPECT_GE(work.task_cpu_s, work.longest_task_s);
         // Joined, not the one-stream fallback: a header, the pieces, a trailer.
-        if (work.tasks > 1) EXPECT_EQ(stream->size(), work.tasks + 2);
+        if (work.tasks > 1) {
+          EXPECT_EQ(stream->size(), work.tasks + 2);
+        }
       }
     }
   }
