@@ -18,12 +18,15 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "fold/folded_profile.h"
 #include "fold/folded_reader.h"
 #include "render/flamegraph.h"
 #include "render/flamegraph_layout.h"
+#include "render/frame_tree.h"
 
 namespace profcpu::render {
 namespace {
