@@ -4,6 +4,12 @@
 # flamegraph.pl on the same file when FLAMEGRAPH_DIR names a FlameGraph
 # checkout. Prints MiB/s of folded input (wall and CPU time, best of 3) and
 # peak RSS; then the whole way from perf script text to SVG.
+# Last, the graph's tree of a run (as `collect`/`postprocess` build it for
+# flamegraph.svg) timed both ways by render_benchmark --folded: partitioned
+# frame by frame (now) and stacks sorted then added (before), with the SVG
+# bytes compared. DEEP_FOLDED=RUN/folded_stacks.out takes a run's stacks,
+# e.g. of `profcpu collect -freq 4999 -- build/bench/busy_stacks 40 2`
+# (~200k deep, distinct stacks); otherwise the --tid stacks above.
 #   FLAMEGRAPH_DIR=/path/to/FlameGraph bash bench/render.sh
 set -euo pipefail
 source "$(dirname "$0")/fold_render_common.sh"
@@ -27,3 +33,5 @@ if [ -n "${FLAMEGRAPH_DIR:-}" ]; then
     sh -c 'perl "$1/stackcollapse-perf.pl" --tid "$2" | perl "$1/flamegraph.pl"' sh \
     "$FLAMEGRAPH_DIR" "$script"
 fi
+echo "the graph's tree of a run's stacks, best of 5:"
+"$build/render/render_benchmark" --folded "${DEEP_FOLDED:-$work/stacks.folded}"

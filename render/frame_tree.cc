@@ -1,6 +1,7 @@
 #include "render/frame_tree.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "absl/container/flat_hash_set.h"
@@ -233,12 +234,159 @@ FrameTree FrameTree::Builder::Finish() && {
   return std::move(tree_);
 }
 
+void FrameTree::Builder::AddPartitioned(const fold::FoldedProfile& profile,
+                                        const std::vector<uint32_t>& tree_name) {
+  // A stack as the partitions move it: 24 bytes, its frames read in place.
+  struct StackRef {
+    const uint32_t* frames;
+    size_t size;
+    uint64_t count;
+  };
+  std::vector<StackRef> stacks;
+  stacks.reserve(profile.stacks.size());
+  std::vector<Node>& nodes = tree_.nodes_;
+  for (const fold::FoldedStack& stack : profile.stacks) {
+    if (stack.count == 0) continue;  // adds nothing (not differential)
+    stacks.push_back({stack.frames.data(), stack.frames.size(), stack.count});
+    nodes[0].total = SaturatingAdd(nodes[0].total, stack.count);
+  }
+  std::vector<StackRef> scratch(stacks.size());
+  // Each stack's frame at the depth being partitioned: every stack's frames
+  // are their own allocation, so each is read (a cache miss) only once.
+  std::vector<uint32_t> keys(stacks.size());
+
+  // A node still to make: its stacks are stacks[begin, end), which all
+  // share its path; `depth` indexes its own frame.
+  struct Pending {
+    uint32_t parent;
+    uint32_t name;
+    size_t depth;
+    size_t begin;
+    size_t end;
+    uint64_t total;
+  };
+  std::vector<Pending> pending;
+  // Per tree name, reset after each partition: stacks and total of the
+  // child of that name, then where its stacks go.
+  std::vector<uint32_t> name_stacks(tree_.names_.size(), 0);
+  std::vector<uint64_t> name_total(tree_.names_.size(), 0);
+  std::vector<size_t> name_next(tree_.names_.size(), 0);
+  std::vector<uint32_t> names_seen;
+  constexpr size_t kPrefetchAhead = 16;
+
+  // Groups stacks[begin, end) (all through `parent`) by their frame at
+  // `depth` and queues a child per name, the smallest name popped first:
+  // the order Add() of the stacks sorted by frame ids makes nodes in.
+  auto partition = [&](uint32_t parent, size_t depth, size_t begin, size_t end) {
+    names_seen.clear();
+    size_t ended = 0;  // stacks that end at `parent`: its own samples
+    for (size_t i = begin; i < end; ++i) {
+      if (i + kPrefetchAhead < end) {
+        const StackRef& ahead = stacks[i + kPrefetchAhead];
+        if (ahead.size > depth) __builtin_prefetch(ahead.frames + depth);
+      }
+      const StackRef& stack = stacks[i];
+      if (stack.size <= depth) {
+        keys[i] = kNone;
+        ++ended;
+        continue;
+      }
+      const uint32_t name = tree_name[stack.frames[depth]];
+      keys[i] = name;
+      if (name_stacks[name]++ == 0) names_seen.push_back(name);
+      name_total[name] = SaturatingAdd(name_total[name], stack.count);
+    }
+    if (names_seen.empty()) return;
+    std::sort(names_seen.begin(), names_seen.end());
+    size_t next = begin + ended;
+    for (uint32_t name : names_seen) {
+      name_next[name] = next;
+      next += name_stacks[name];
+    }
+    for (auto it = names_seen.rbegin(); it != names_seen.rend(); ++it) {
+      const uint32_t name = *it;
+      pending.push_back({parent, name, depth, name_next[name],
+                         name_next[name] + name_stacks[name], name_total[name]});
+    }
+    size_t next_ended = begin;
+    for (size_t i = begin; i < end; ++i) {
+      scratch[keys[i] == kNone ? next_ended++ : name_next[keys[i]]++] = stacks[i];
+    }
+    std::copy(scratch.begin() + static_cast<ptrdiff_t>(begin),
+              scratch.begin() + static_cast<ptrdiff_t>(end),
+              stacks.begin() + static_cast<ptrdiff_t>(begin));
+    for (uint32_t name : names_seen) {
+      name_stacks[name] = 0;
+      name_total[name] = 0;
+    }
+  };
+
+  // How many frames from `depth` on all of stacks[begin, end) share: one
+  // pass makes that chain of single callees, where a partition per frame
+  // would read every stack again for each (deep stacks share long runs:
+  // thread start to the busy loop, or a stack alone below some frame).
+  // Frame ids compare as names do (the profile's names are interned); a
+  // chain cut short only leaves the rest to the partitions.
+  auto shared_frames = [&](size_t depth, size_t begin, size_t end) -> size_t {
+    const StackRef& first = stacks[begin];
+    if (first.size <= depth) return 0;
+    size_t shared = first.size - depth;
+    auto keep_common = [&](const StackRef& stack) {
+      const size_t limit = stack.size <= depth ? 0 : std::min(shared, stack.size - depth);
+      size_t same = 0;
+      while (same < limit && stack.frames[depth + same] == first.frames[depth + same]) ++same;
+      shared = same;
+    };
+    // The last stack first: in sorted input it differs the soonest.
+    keep_common(stacks[end - 1]);
+    for (size_t i = begin + 1; i + 1 < end && shared > 0; ++i) {
+      if (i + kPrefetchAhead + 1 < end) __builtin_prefetch(stacks[i + kPrefetchAhead].frames + depth);
+      keep_common(stacks[i]);
+    }
+    return shared;
+  };
+
+  // Makes the callees of `node` (whose stacks are stacks[begin, end), of
+  // this total): the shared chain, then a partition below it.
+  auto expand = [&](uint32_t node, size_t depth, size_t begin, size_t end, uint64_t total) {
+    if (begin == end) return;
+    const size_t shared = shared_frames(depth, begin, end);
+    const uint32_t* chain = stacks[begin].frames;
+    for (size_t i = 0; i < shared; ++i) {
+      if (nodes.size() >= kMaxNodes) return;  // its count stays its caller's own
+      node = NewNode(node, tree_name[chain[depth + i]]);
+      nodes[node].total = total;
+      // Only a root narrower than -minwidth (an odd option) gets here.
+      if (static_cast<double>(total) < options_.drop_callees_below) return;
+    }
+    partition(node, depth + shared, begin, end);
+  };
+
+  expand(0, 0, 0, stacks.size(), nodes[0].total);
+  while (!pending.empty()) {
+    const Pending node = pending.back();
+    pending.pop_back();
+    if (nodes.size() >= kMaxNodes) continue;  // its count stays its caller's own
+    const uint32_t id = NewNode(node.parent, node.name);
+    nodes[id].total = node.total;
+    // A frame too narrow to draw keeps its width (it places its siblings)
+    // but not its callees, as DropNarrowCallees() leaves Add()'s tree.
+    if (static_cast<double>(node.total) < options_.drop_callees_below) continue;
+    expand(id, node.depth + 1, node.begin, node.end, node.total);
+  }
+}
+
 FrameTree FrameTree::Build(const fold::FoldedProfile& profile, FrameTreeOptions options) {
   options.differential = options.differential || profile.differential;
   Builder builder(options);
   // The profile's names are interned already: map its ids to the tree's once.
   std::vector<uint32_t> tree_name(profile.names().size());
   for (size_t i = 0; i < tree_name.size(); ++i) tree_name[i] = builder.InternName(profile.name(i));
+  if (!options.flamechart && !options.differential) {
+    builder.ExpectGroupedInput();  // no child index: partitions find children
+    builder.AddPartitioned(profile, tree_name);
+    return std::move(builder).Finish();
+  }
   // Merging does not depend on the order of the stacks (a flame chart's
   // does). Taken in the order of their frame ids, stacks that share a prefix
   // are neighbours, so a frame that differs from the previous stack's is a

@@ -179,6 +179,16 @@ class FrameTree::Builder {
                 int64_t delta);
 
   struct ChildIndex;
+  // FrameTree::Build's way for flame graphs (below).
+  friend class FrameTree;
+  // Builds the whole tree of `profile`'s stacks (names mapped by
+  // `tree_name`) by partitioning them one frame deeper at a time, in place
+  // of sorting whole stacks and adding them one by one: a frame too narrow
+  // to draw (drop_callees_below) ends its partition, so on deep, distinct
+  // stacks the work follows the frames drawn, not every frame of every
+  // stack. Nodes come out in the order Add() of the sorted stacks makes them.
+  void AddPartitioned(const fold::FoldedProfile& profile,
+                      const std::vector<uint32_t>& tree_name);
 
   FrameTreeOptions options_;
   FrameTree tree_;

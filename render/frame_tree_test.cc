@@ -184,6 +184,48 @@ TEST(FrameTreeTest, DifferentialKeepsEachFramesOwnChange) {
   EXPECT_FALSE(FrameTree::Build(Profile({{"a", 1}})).differential());
 }
 
+// Build() partitions the stacks frame by frame; the tree is the one adding
+// them one by one makes, and frames too narrow to draw keep their width but
+// lose their callees.
+TEST(FrameTreeTest, PartitionedBuildMatchesStacksAddedOneByOne) {
+  fold::FoldedProfile profile;
+  uint64_t state = 777;
+  std::vector<std::string> frames;
+  for (int i = 0; i < 2000; ++i) {
+    frames.clear();
+    const int depth = static_cast<int>(state % 12);  // empty stacks too
+    for (int d = 0; d < depth; ++d) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      frames.push_back(absl::StrCat("f", (state >> 33) % (d < 2 ? 3 : 9)));
+    }
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    std::vector<absl::string_view> views(frames.begin(), frames.end());
+    profile.AddStack(views, (state >> 40) % 7);  // zero counts too
+  }
+  FrameTree::Builder builder;
+  for (const fold::FoldedStack& stack : profile.stacks) {
+    builder.Add(profile.FrameNames(stack), stack.count);
+  }
+  const FrameTree added = std::move(builder).Finish();
+  const FrameTree built = FrameTree::Build(profile);
+  EXPECT_EQ(built.nodes().size(), added.nodes().size());
+  EXPECT_EQ(Dump(built), Dump(added));
+  for (double narrowest : {2.0, 10.0, 50.0, 400.0, 1e9}) {  // the last: wider than all
+    FrameTreeOptions options;
+    options.drop_callees_below = narrowest;
+    const FrameTree pruned = FrameTree::Build(profile, options);
+    EXPECT_EQ(Dump(pruned, narrowest), Dump(added, narrowest)) << narrowest;
+    EXPECT_LT(pruned.nodes().size(), added.nodes().size()) << narrowest;
+    for (size_t id = 1; id < pruned.nodes().size(); ++id) {
+      const FrameTree::Node& node = pruned.nodes()[id];
+      EXPECT_LT(node.parent, id);
+      if (static_cast<double>(node.total) < narrowest) {
+        EXPECT_EQ(node.first_child, FrameTree::kNone);
+      }
+    }
+  }
+}
+
 TEST(FrameTreeTest, BuilderTakesStacksOneByOne) {
   FrameTree::Builder builder;
   std::vector<absl::string_view> frames;
