@@ -212,18 +212,18 @@ void AddWorkerCounts(const RecordingSummary& from, RecordingSummary* to) {
 
 // A finished slice into the profile, in slice order.
 void MergeSlice(Slice& slice, BuiltProfile* out, Requested* requested, bool* unsorted) {
-  const Profile& local = slice.out.profile;
+  Profile& local = slice.out.profile;
   Profile& profile = out->profile;
   std::vector<uint32_t> locations(local.location_count());
   for (uint32_t id = 0; id < locations.size(); ++id) {
     locations[id] = profile.InternLocation(local.location(id));
   }
-  std::vector<uint32_t> stacks(local.stack_count());
-  std::vector<uint32_t> ids;
+  // Renumbered in place and moved over: a new stack costs no copy.
+  std::vector<std::vector<uint32_t>> local_stacks = local.TakeStacks();
+  std::vector<uint32_t> stacks(local_stacks.size());
   for (uint32_t id = 0; id < stacks.size(); ++id) {
-    ids.clear();
-    for (uint32_t location : local.stack(id)) ids.push_back(locations[location]);
-    stacks[id] = profile.InternStack(ids);
+    for (uint32_t& location : local_stacks[id]) location = locations[location];
+    stacks[id] = profile.InternStack(std::move(local_stacks[id]));
   }
   for (Sample sample : local.samples()) {
     sample.stack = stacks[sample.stack];
