@@ -31,11 +31,11 @@ class StageTimes {
 // are fewer than the users'.
 struct ParallelStage {
   double wall = 0;          // the stage, start to end
-  double serial = 0;        // what did not split (reading, merging)
+  double serial = 0;        // what did not split (reading, merging), CPU s
   int tasks = 0;
   int threads = 0;
-  double longest_task = 0;  // seconds
-  double task_cpu = 0;      // the tasks' seconds, summed
+  double longest_task = 0;  // CPU seconds
+  double task_cpu = 0;      // the tasks' CPU seconds, summed
 };
 
 // "parallel STAGE: W s wall, serial S s, N tasks on K threads, longest task

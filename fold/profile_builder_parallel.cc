@@ -252,7 +252,7 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
                                                     std::vector<recording::Record> first,
                                                     const BuildOptions& options) {
   const double start = base::MonotonicSeconds();
-  double waited = 0;  // for workers: the rest is what does not split
+  const double start_cpu = ThreadCpuSeconds();
   std::optional<SerializedJitHistory> jit;
   if (options.jit != nullptr) jit.emplace(options.jit);
   BuildOptions tracker_options = options;
@@ -292,9 +292,7 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
       Slice* slice = pending.front().get();
       if (!pool.Done(slice)) {
         if (pending.size() <= at_most) return;
-        const double before = base::MonotonicSeconds();
         pool.Wait(slice);
-        waited += base::MonotonicSeconds() - before;
       }
       MergeSlice(*slice, &out, &requested, &unsorted);
       longest = std::max(longest, slice->cpu_seconds);
@@ -368,7 +366,11 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
   out.summary.file_truncated = reader.truncated();
   base::ParallelStage stage;
   stage.wall = base::MonotonicSeconds() - start;
-  stage.serial = std::max(0.0, stage.wall - waited);
+  // What does not split: this thread's reading and merging, beside the
+  // reader's decoding (each on a core of its own), whichever is longer. CPU
+  // time, not wall: on a machine with fewer cores than threads, a thread
+  // waiting for a core is not work.
+  stage.serial = std::max(ThreadCpuSeconds() - start_cpu, records.decode_cpu_seconds());
   stage.tasks = tasks;
   stage.threads = options.threads;
   stage.longest_task = longest;
