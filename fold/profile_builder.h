@@ -51,8 +51,9 @@ struct BuildOptions {
   // (profile_builder_parallel.h says how).
   int threads = 1;
   // Samples per time slice of the parallel replay (tests make it small to
-  // split a small recording).
-  size_t slice_samples = 16384;
+  // split a small recording). Small enough that the slices in the works
+  // (threads + 2) hold little of a deep recording's records at once.
+  size_t slice_samples = 4096;
 };
 
 absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,
