@@ -19,7 +19,9 @@ absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,
   recording::RecordPrefetcher records(&reader);
   std::vector<recording::Record> batch = records.NextBatch();
   std::string one_thread_reason;
-  if (options.threads > 1 && !batch.empty()) {
+  // Two threads split nothing: the one-thread replay already keeps two cores
+  // busy (the reader decodes the next batch beside it).
+  if (options.threads > 2 && !batch.empty()) {
     if (const auto* header = std::get_if<recording::Header>(&batch.front())) {
       one_thread_reason = WhyReplayOnOneThread(*header);
       if (one_thread_reason.empty()) {

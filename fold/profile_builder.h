@@ -46,8 +46,8 @@ struct BuildOptions {
   // Unwinds -callgraph dwarf samples' user stacks. Without it such samples
   // keep only their sampled user IP (counted in dwarf_not_unwound).
   symbolize::UserStackUnwinder* unwinder = nullptr;
-  // Threads the replay may use (base::WorkerThreads()); 1 replays on one
-  // thread, in order. The outputs are the same either way
+  // Threads the replay may use (base::WorkerThreads()); up to 2 replays on
+  // one thread, in order (beside the reader's). The outputs are the same either way
   // (profile_builder_parallel.h says how).
   int threads = 1;
   // Samples per time slice of the parallel replay (tests make it small to
