@@ -12,11 +12,17 @@
 // source's symbols.bin names them all (but a copy's anonymous memory, which
 // is per process: postprocess looks those few up once and finds nothing).
 //
+// --distinct-stacks: each copy's samples get stacks of their own instead (the
+// callers of every user chain rotated by the copy's index), for a machine
+// whose busy threads each walk their own deep stacks (bench/end_of_run.sh's
+// busy_stacks row): as deep, as many distinct stacks as samples, the same
+// frames to name.
+//
 // The source must be a -callgraph fp recording: a copy's samples would not
 // match unwound_stacks.bin (its entries carry the sample's time and thread),
 // so register/stack tails are refused rather than silently dropped.
 //
-// Usage: grow_recording SOURCE.zst OUT.zst [SAMPLES [SECONDS [CPUS [HZ]]]]
+// Usage: grow_recording [--distinct-stacks] SOURCE.zst OUT.zst [SAMPLES [SECONDS [CPUS [HZ]]]]
 //   defaults: 1000000 samples over 60 s on 16 CPUs at 999 Hz
 #include <algorithm>
 #include <cstdint>
@@ -46,6 +52,7 @@ struct Plan {
   double seconds = 60;
   uint32_t cpus = 16;
   uint64_t hz = 999;
+  bool distinct_stacks = false;
 };
 
 [[noreturn]] void Die(const std::string& message) {
@@ -112,6 +119,7 @@ class Copy {
     shift_ns_ = index * 7919;
     cpus_ = plan.cpus;
     period_ = 1000000000 / plan.hz;
+    distinct_ = plan.distinct_stacks;
   }
 
   uint64_t Time(uint64_t t) const {
@@ -132,6 +140,12 @@ class Copy {
             r.tid = Id(r.tid);
             r.cpu = Cpu(r.cpu);
             r.period = period_;
+            // Callers rotated, the leaf kept: a stack no other copy has.
+            if (distinct_ && index_ > 0 && r.user_ips.size() > 2) {
+              const size_t callers = r.user_ips.size() - 1;
+              std::rotate(r.user_ips.begin() + 1, r.user_ips.begin() + 1 + index_ % callers,
+                          r.user_ips.end());
+            }
           } else if constexpr (std::is_same_v<T, Mmap>) {
             r.time_ns = Time(r.time_ns);
             r.pid = Id(r.pid);
@@ -166,24 +180,36 @@ class Copy {
   uint64_t shift_ns_ = 0;
   uint32_t cpus_ = 16;
   uint64_t period_ = 0;
+  bool distinct_ = false;
 };
 
 int Main(int argc, char** argv) {
-  if (argc < 3) Die("usage: grow_recording SOURCE.zst OUT.zst [SAMPLES [SECONDS [CPUS [HZ]]]]");
   Plan plan;
-  if (argc > 3) plan.samples = std::strtoull(argv[3], nullptr, 10);
-  if (argc > 4) plan.seconds = std::strtod(argv[4], nullptr);
-  if (argc > 5) plan.cpus = static_cast<uint32_t>(std::strtoul(argv[5], nullptr, 10));
-  if (argc > 6) plan.hz = std::strtoull(argv[6], nullptr, 10);
+  std::vector<const char*> args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--distinct-stacks") {
+      plan.distinct_stacks = true;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  if (args.size() < 2) {
+    Die("usage: grow_recording [--distinct-stacks] SOURCE.zst OUT.zst "
+        "[SAMPLES [SECONDS [CPUS [HZ]]]]");
+  }
+  if (args.size() > 2) plan.samples = std::strtoull(args[2], nullptr, 10);
+  if (args.size() > 3) plan.seconds = std::strtod(args[3], nullptr);
+  if (args.size() > 4) plan.cpus = static_cast<uint32_t>(std::strtoul(args[4], nullptr, 10));
+  if (args.size() > 5) plan.hz = std::strtoull(args[5], nullptr, 10);
   if (plan.samples == 0 || plan.seconds <= 0 || plan.cpus == 0 || plan.hz == 0) Die("bad plan");
 
-  const Source source = ReadSource(argv[1]);
+  const Source source = ReadSource(args[0]);
   const uint32_t copies = static_cast<uint32_t>((plan.samples + source.samples - 1) / source.samples);
   if (copies > 1000) Die("more than 1000 copies: use a bigger source");
   std::vector<Copy> rules;
   for (uint32_t c = 0; c < copies; ++c) rules.emplace_back(c, source, plan);
 
-  auto writer = RecordingWriter::Create(argv[2]);
+  auto writer = RecordingWriter::Create(args[1]);
   if (!writer.ok()) Die(std::string(writer.status().message()));
   auto write = [&](const Record& r) {
     if (absl::Status s = (*writer)->Write(r); !s.ok()) Die(std::string(s.message()));

@@ -13,6 +13,9 @@ Workloads (--only, or the ONLY environment variable, picks some):
      workload issue 18's "~200k samples in <= 1 s, <= 150 MB" was set against
   e  busy_stacks 40 2, 4999 Hz: the worst case, ~200k deep, all-distinct
      stacks (~800 MB of perf script text); slow, SKIP_WORST=1 leaves it out
+  f  deep_tree 12 2, 4999 Hz: a recursive interpreter of random expression
+     trees, tens of thousands of distinct stacks ~60 frames deep (a deep
+     workload shaped unlike busy_stacks)
   d  1M samples grown from busy_stacks 12 2 by bench/grow_recording
   collect, fold (see below)
 
@@ -372,6 +375,10 @@ def print_report(args, rows, collect, fold, load):
     if "a" in by and "perl" in by["a"]:
         ratio = by["a"]["perl"]["wall"] / by["a"]["new"]["wall"]
         print(f"  (a) >= 25x the perl pipeline: {ratio:.1f}x {verdict(ratio >= 25)}")
+    for key in ("b", "f"):
+        if key in by and "perl" in by[key]:
+            ratio = by[key]["perl"]["wall"] / by[key]["new"]["wall"]
+            print(f"  ({key}) deep stacks >= 25x the perl pipeline (issue 29): {ratio:.1f}x {verdict(ratio >= 25)}")
     if "c" in by:
         n = by["c"]["new"]
         print(f"  (c) ~200k samples <= 1 s, <= 150 MB: {by['c']['samples']:,} samples, {n['wall']:.2f} s, "
@@ -400,18 +407,19 @@ def main():
     p.add_argument("--large-runs", type=int, default=3, help="runs of (d), the 1M-sample archive")
     p.add_argument("--large-samples", type=int, default=1000000)
     p.add_argument("--fold-bytes", type=int, default=8 << 20)
-    p.add_argument("--only", default=os.environ.get("ONLY") or "a,b,c,e,d,collect,fold",
+    p.add_argument("--only", default=os.environ.get("ONLY") or "a,b,c,e,f,d,collect,fold",
                    help="what to measure, comma-separated (default: $ONLY, else all; SKIP_WORST=1 drops e)")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--grow-recording", help="bench/grow_recording to use (default: the build folder's)")
     args = p.parse_args()
     args.demo_workload = os.path.join(args.build, "tests", "fixtures", "demo_workload")
     args.busy_stacks = os.path.join(args.build, "bench", "busy_stacks")
+    args.deep_tree = os.path.join(args.build, "bench", "deep_tree")
     args.grow_recording = args.grow_recording or os.path.join(args.build, "bench", "grow_recording")
     only = {w.strip() for w in args.only.split(",") if w.strip()}
-    unknown = only - {"a", "b", "c", "d", "e", "collect", "fold"}
+    unknown = only - {"a", "b", "c", "d", "e", "f", "collect", "fold"}
     if unknown:
-        sys.exit(f"--only: unknown workloads {', '.join(sorted(unknown))} (a, b, c, d, e, collect, fold)")
+        sys.exit(f"--only: unknown workloads {', '.join(sorted(unknown))} (a, b, c, d, e, f, collect, fold)")
     if os.environ.get("SKIP_WORST", "") not in ("", "0"):
         only.discard("e")
     # No symbol server in the timings: a set DEBUGINFOD_URLS would fetch
@@ -428,7 +436,9 @@ def main():
              "b": ("busy_stacks 12 2 (12 s of CPU, 2 threads), 4999 Hz", [args.busy_stacks, "12", "2"]),
              "c": ("demo_workload 20 (2 threads, 20 s), 4999 Hz", [args.demo_workload, "20"]),
              "e": ("worst case: busy_stacks 40 2 (40 s of CPU, 2 threads; deep, all-distinct stacks), 4999 Hz",
-                   [args.busy_stacks, "40", "2"])}
+                   [args.busy_stacks, "40", "2"]),
+             "f": ("deep_tree 12 2 (12 s of CPU, 2 threads; recursive, tens of thousands of distinct deep "
+                   "stacks), 4999 Hz", [args.deep_tree, "12", "2"])}
     prepared = []
     perf_samples = {}
     for key, (label, argv) in plans.items():
@@ -441,7 +451,7 @@ def main():
         archive = archive_only(run_dir, os.path.join(work, f"{key}-archive"))
         shutil.rmtree(os.path.join(work, f"{key}-record"))
         perf_data = None
-        if key in ("a", "b", "c"):
+        if key in ("a", "b", "c", "f"):
             perf_data, perf_samples[key] = perf_record(runner, os.path.join(work, f"{key}-perf"), argv)
             log(f"({key}) perf record: {perf_samples[key]:,} samples")
             if key == "b":

@@ -8,6 +8,8 @@
 #      workload of issue 18's "~200k samples in <= 1 s, <= 150 MB")
 #   e: the worst case, busy_stacks 40 2: ~200k deep, all-distinct stacks,
 #      ~800 MB of perf script text; slow (no perl run), SKIP_WORST=1 skips it
+#   f: deep_tree 12 2 (a recursive interpreter: tens of thousands of
+#      distinct stacks ~60 frames deep; issue 29's deep workload)
 #   d: 1M samples, a machine-wide minute grown from a real recording by
 #      bench/grow_recording (no perl run)
 # plus collect's time from the end of sampling to exit, and profcpu fold
@@ -18,7 +20,7 @@
 # just those, for a quick check. GROW_RECORDING=/path/to/grow_recording
 # overrides the build folder's (d must fold its copies' stacks together).
 #   FLAMEGRAPH_DIR=/path/to/FlameGraph [OLD_PROFCPU=...] [SKIP_WORST=1] [ONLY=...] \
-#     bash bench/postprocess.sh [--only a,b,c,e,d,collect,fold] [--runs 3] [--large-runs 3] [--json FILE]
+#     bash bench/postprocess.sh [--only a,b,c,e,f,d,collect,fold] [--runs 3] [--large-runs 3] [--json FILE]
 set -euo pipefail
 if [ -z "${FLAMEGRAPH_DIR:-}" ] || [ ! -f "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
   echo "FLAMEGRAPH_DIR must name a FlameGraph checkout (stackcollapse-perf.pl, flamegraph.pl):" >&2

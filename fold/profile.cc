@@ -1,6 +1,7 @@
 #include "fold/profile.h"
 
 #include <optional>
+#include <utility>
 
 namespace profcpu::fold {
 
@@ -24,6 +25,19 @@ uint32_t Profile::InternStack(const std::vector<uint32_t>& location_ids) {
   const uint32_t id = static_cast<uint32_t>(stacks_->stacks.size() - 1);
   stacks_->ids.Insert(id);
   return id;
+}
+
+uint32_t Profile::InternStack(std::vector<uint32_t>&& location_ids) {
+  if (std::optional<uint32_t> found = stacks_->ids.Find(location_ids)) return *found;
+  stacks_->stacks.push_back(std::move(location_ids));
+  const uint32_t id = static_cast<uint32_t>(stacks_->stacks.size() - 1);
+  stacks_->ids.Insert(id);
+  return id;
+}
+
+std::vector<std::vector<uint32_t>> Profile::TakeStacks() {
+  stacks_->ids.Clear();
+  return std::move(stacks_->stacks);
 }
 
 Profile& Profile::operator=(Profile&& other) noexcept {

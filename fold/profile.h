@@ -62,6 +62,12 @@ class Profile {
   uint32_t InternLocation(const Location& location);
   // A stack is location ids, leaf first (as perf prints it).
   uint32_t InternStack(const std::vector<uint32_t>& location_ids);
+  // The same, keeping `location_ids` itself when the stack is new (no copy:
+  // the parallel replay's merge hands over every slice's stacks).
+  uint32_t InternStack(std::vector<uint32_t>&& location_ids);
+  // The distinct stacks, moved out (the profile has none left; its samples
+  // still name them by position).
+  std::vector<std::vector<uint32_t>> TakeStacks();
   void AddSample(const Sample& sample) { samples_.push_back(sample); }
 
   const std::string& string(uint32_t id) const { return strings_[id]; }

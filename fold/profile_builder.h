@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/stage_times.h"
 #include "fold/profile.h"
 #include "fold/recording_summary.h"
 #include "recording/recording_reader.h"
@@ -30,6 +31,10 @@ struct BuiltProfile {
   std::vector<symbolize::Module> modules;
   std::vector<symbolize::SymbolRequest> requests;
   symbolize::SymbolTable known_names;
+  // Set when the replay split across threads (profcpu.log's "parallel
+  // replay:" line); else why it ran on one (empty when asked for one).
+  std::optional<base::ParallelStage> parallel;
+  std::string one_thread_reason;
 };
 
 // What the replay may ask of the symbolizer's side without opening a file
@@ -41,6 +46,14 @@ struct BuildOptions {
   // Unwinds -callgraph dwarf samples' user stacks. Without it such samples
   // keep only their sampled user IP (counted in dwarf_not_unwound).
   symbolize::UserStackUnwinder* unwinder = nullptr;
+  // Threads the replay may use (base::WorkerThreads()); up to 2 replays on
+  // one thread, in order (beside the reader's). The outputs are the same either way
+  // (profile_builder_parallel.h says how).
+  int threads = 1;
+  // Samples per time slice of the parallel replay (tests make it small to
+  // split a small recording). Small enough that the slices in the works
+  // (threads + 2) hold little of a deep recording's records at once.
+  size_t slice_samples = 4096;
 };
 
 absl::StatusOr<BuiltProfile> BuildProfile(recording::RecordingReader& reader,

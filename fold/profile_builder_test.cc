@@ -2,8 +2,16 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "fold/profile_builder_parallel.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recording/recording_reader.h"
 #include "recording/recording_writer.h"
@@ -541,6 +549,204 @@ TEST(ProfileBuilderTest, DotnetOsrFramesGetTheirCallerBackFromTheStackCopy) {
 TEST(ProfileBuilderTest, RecordingWithoutHeaderIsRejected) {
   auto built = Build({SampleOf(1, 1, 1, {}, {1})}, "noheader.rec");
   EXPECT_EQ(built.status().code(), absl::StatusCode::kDataLoss);
+}
+
+
+// --- the parallel replay (profile_builder_parallel.h) ----------------------
+
+// Every part of two replays that an output could show, compared.
+void ExpectSameReplay(const BuiltProfile& a, const BuiltProfile& b) {
+  const Profile& p = a.profile;
+  const Profile& q = b.profile;
+  ASSERT_EQ(p.samples().size(), q.samples().size());
+  for (size_t i = 0; i < p.samples().size(); ++i) {
+    const Sample& s = p.samples()[i];
+    const Sample& t = q.samples()[i];
+    EXPECT_EQ(std::tie(s.time_ns, s.pid, s.tid, s.cpu, s.period, s.comm, s.event, s.stack),
+              std::tie(t.time_ns, t.pid, t.tid, t.cpu, t.period, t.comm, t.event, t.stack))
+        << "sample " << i;
+  }
+  ASSERT_EQ(p.stack_count(), q.stack_count());
+  for (uint32_t i = 0; i < p.stack_count(); ++i) EXPECT_EQ(p.stack(i), q.stack(i)) << "stack " << i;
+  ASSERT_EQ(p.location_count(), q.location_count());
+  for (uint32_t i = 0; i < p.location_count(); ++i) {
+    const Location& l = p.location(i);
+    const Location& m = q.location(i);
+    EXPECT_TRUE(l.code == m.code) << "location " << i;
+    EXPECT_EQ(std::tie(l.address, l.offset_adjust, l.kernel, l.mapping_start, l.mapping_end),
+              std::tie(m.address, m.offset_adjust, m.kernel, m.mapping_start, m.mapping_end))
+        << "location " << i;
+  }
+  for (const Sample& s : p.samples()) {
+    EXPECT_EQ(p.string(s.comm), q.string(s.comm));
+    EXPECT_EQ(p.string(s.event), q.string(s.event));
+  }
+  auto sorted = [](std::vector<symbolize::SymbolRequest> r) {
+    std::sort(r.begin(), r.end(), [](const auto& x, const auto& y) { return x.location < y.location; });
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& x : r) {
+      out.push_back({absl::StrCat(static_cast<int>(x.location.kind), ":", x.location.space, ":",
+                                  x.location.value, ":", x.location.epoch),
+                     x.mapping_name});
+    }
+    return out;
+  };
+  EXPECT_EQ(sorted(a.requests), sorted(b.requests));
+  ASSERT_EQ(a.modules.size(), b.modules.size());
+  for (size_t i = 0; i < a.modules.size(); ++i) EXPECT_EQ(a.modules[i].path, b.modules[i].path);
+  const RecordingSummary& x = a.summary;
+  const RecordingSummary& y = b.summary;
+  EXPECT_EQ(std::tie(x.samples, x.first_sample_ns, x.last_sample_ns, x.depth_limit_stacks,
+                     x.lost_ring_buffer, x.dwarf_stacks, x.missing_stacks),
+            std::tie(y.samples, y.first_sample_ns, y.last_sample_ns, y.depth_limit_stacks,
+                     y.lost_ring_buffer, y.dwarf_stacks, y.missing_stacks));
+  EXPECT_EQ(x.processes.size(), y.processes.size());
+  EXPECT_EQ(x.finish.has_value(), y.finish.has_value());
+}
+
+// Three processes that map, fork, exec and rename threads between their
+// samples, so every slice starts from different mappings and names.
+std::vector<Record> BusyRecording() {
+  std::vector<Record> records = {MakeHeader()};
+  uint64_t t = 10;
+  for (uint32_t pid : {10u, 20u, 30u}) {
+    recording::Comm comm;
+    comm.pid = comm.tid = pid;
+    comm.comm = absl::StrCat("proc", pid);
+    comm.time_ns = t++;
+    records.push_back(comm);
+    records.push_back(Map(pid, 0x400000, 0x10000, 0, "/usr/bin/app"));
+  }
+  for (int round = 0; round < 40; ++round) {
+    if (round % 7 == 3) {
+      // A library mapped mid-run (a new module), at a per-round address.
+      records.push_back(Map(10 + 10 * (round % 3), 0x7f0000000000 + round * 0x100000, 0x10000,
+                            0x1000 * round, absl::StrCat("/usr/lib/lib", round, ".so").c_str()));
+    }
+    if (round == 11) {
+      recording::Fork fork;
+      fork.pid = fork.tid = 40;
+      fork.ppid = fork.ptid = 20;
+      fork.time_ns = t++;
+      records.push_back(fork);
+    }
+    if (round == 23) {
+      recording::Comm exec;  // 20 execs: a new address space, a new name
+      exec.pid = exec.tid = 20;
+      exec.comm = "exec20";
+      exec.exec = true;
+      exec.time_ns = t++;
+      records.push_back(exec);
+      records.push_back(Map(20, 0x500000, 0x10000, 0, "/usr/bin/other"));
+    }
+    for (uint32_t pid : {10u, 20u, 30u, 40u}) {
+      const uint64_t lib = 0x7f0000000000 + (round / 7 * 7 + 3) * 0x100000;
+      records.push_back(SampleOf(pid, pid + round % 2, t++, {0xffffffff81000000 + round % 5},
+                                 {0x400010 + 16 * (round % 9), lib + 0x20, 0x500030,
+                                  0x400100 + round % 4, 0x123456}));
+    }
+  }
+  recording::Lost lost;
+  lost.count = 3;
+  lost.reason = recording::LossReason::kRingBufferFull;
+  records.push_back(lost);
+  recording::Finish finish;
+  finish.end_time_ns = t;
+  records.push_back(finish);
+  return records;
+}
+
+TEST(ProfileBuilderParallelTest, SlicesGiveTheOneThreadProfileIdForId) {
+  const std::vector<Record> records = BusyRecording();
+  auto one = Build(records, "parallel-one.rec");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_FALSE(one->parallel.has_value());
+  for (size_t slice : {1, 3, 7, 64, 100000}) {
+    BuildOptions options;
+    options.threads = 3;
+    options.slice_samples = slice;
+    auto split = Build(records, "parallel-split.rec", options);
+    ASSERT_TRUE(split.ok()) << split.status();
+    ASSERT_TRUE(split->parallel.has_value());
+    // The records after the last sample (Lost, Finish) make a slice too.
+    EXPECT_EQ(split->parallel->tasks, static_cast<int>(160 / slice + 1));
+    EXPECT_EQ(split->parallel->threads, 3);
+    EXPECT_GE(split->parallel->serial, 0);
+    EXPECT_LE(split->parallel->longest_task, split->parallel->task_cpu);
+    SCOPED_TRACE(absl::StrCat("slices of ", slice, " samples"));
+    ExpectSameReplay(*one, *split);
+  }
+}
+
+// The JIT history's answers change once it hears of a jitdump: samples
+// before the jitdump's Mmap (in other slices, on other threads) still get the
+// answers from before.
+class JitdumpAwareHistory : public symbolize::JitCodeHistory {
+ public:
+  void OnMmap(const recording::Mmap& mmap) override {
+    if (absl::StrContains(mmap.filename, "jit-")) knows_jitdump = true;
+  }
+  uint32_t Generation(uint32_t, uint64_t address, uint64_t time_ns) override {
+    if (!knows_jitdump) return 0;
+    return address >= 0x7000 && address < 0x8000 ? 1 + static_cast<uint32_t>(time_ns / 100) : 0;
+  }
+  bool knows_jitdump = false;
+};
+
+TEST(ProfileBuilderParallelTest, JitAnswersAreTheOneThreadOnes) {
+  std::vector<Record> records = {MakeHeader(), Map(10, 0x400000, 0x1000, 0, "/usr/bin/app")};
+  for (uint64_t t = 0; t < 1000; t += 10) {
+    if (t == 500) records.push_back(Map(10, 0x10000, 0x1000, 0, "/tmp/jit-10.dump"));
+    records.push_back(SampleOf(10, 10, t, {}, {0x7000 + t, 0x7010, 0x400010}));
+  }
+  JitdumpAwareHistory serial_jit;
+  BuildOptions serial;
+  serial.jit = &serial_jit;
+  auto one = Build(records, "jit-one.rec", serial);
+  ASSERT_TRUE(one.ok()) << one.status();
+  JitdumpAwareHistory parallel_jit;
+  BuildOptions parallel = serial;
+  parallel.jit = &parallel_jit;
+  parallel.threads = 4;
+  parallel.slice_samples = 8;
+  auto split = Build(records, "jit-split.rec", parallel);
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_TRUE(split->parallel.has_value());
+  ExpectSameReplay(*one, *split);
+  // Both kinds of answer made it into the profile.
+  const Profile& p = split->profile;
+  EXPECT_EQ(p.location(p.stack(p.samples().front().stack)[0]).code.epoch, 0u);
+  EXPECT_GT(p.location(p.stack(p.samples().back().stack)[0]).code.epoch, 0u);
+}
+
+TEST(ProfileBuilderParallelTest, StackCopiesAndBpfReplayOnOneThread) {
+  recording::Header dwarf = MakeHeader();
+  dwarf.callgraph = "dwarf";
+  recording::Header bpf = MakeHeader();
+  bpf.backend = "bpf";
+  recording::Header fp = MakeHeader();
+  fp.callgraph = "fp";
+  EXPECT_NE(WhyReplayOnOneThread(dwarf), "");
+  EXPECT_NE(WhyReplayOnOneThread(bpf), "");
+  EXPECT_EQ(WhyReplayOnOneThread(fp), "");
+  BuildOptions options;
+  options.threads = 4;
+  auto built = Build({dwarf, SampleOf(10, 10, 5, {}, {0x400010})}, "dwarf-one.rec", options);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_FALSE(built->parallel.has_value());
+  EXPECT_THAT(built->one_thread_reason, ::testing::HasSubstr("dwarf"));
+}
+
+TEST(ProfileBuilderParallelTest, ErrorsAreTheOneThreadOnes) {
+  recording::Header newer = MakeHeader();
+  newer.format_version = recording::kFormatVersion + 1;
+  BuildOptions options;
+  options.threads = 4;
+  options.slice_samples = 1;
+  auto built = Build({MakeHeader(), SampleOf(10, 10, 5, {}, {1}), SampleOf(10, 10, 6, {}, {2}),
+                      newer, SampleOf(10, 10, 7, {}, {3})},
+                     "newer-split.rec", options);
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace

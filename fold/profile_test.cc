@@ -34,5 +34,21 @@ TEST(ProfileTest, StacksAreFoundAfterCopiesAndMoves) {
   EXPECT_EQ(assigned.InternStack({4}), 2u);
 }
 
+TEST(ProfileTest, StacksMovedInAndTakenOut) {
+  Profile profile;
+  std::vector<uint32_t> a = {1, 2, 3};
+  EXPECT_EQ(profile.InternStack(std::vector<uint32_t>{4, 5}), 0u);
+  EXPECT_EQ(profile.InternStack(std::move(a)), 1u);
+  // Found again whether given by copy or moved in.
+  EXPECT_EQ(profile.InternStack(std::vector<uint32_t>{1, 2, 3}), 1u);
+  const std::vector<uint32_t> b = {4, 5};
+  EXPECT_EQ(profile.InternStack(b), 0u);
+  std::vector<std::vector<uint32_t>> taken = profile.TakeStacks();
+  EXPECT_EQ(taken, (std::vector<std::vector<uint32_t>>{{4, 5}, {1, 2, 3}}));
+  EXPECT_EQ(profile.stack_count(), 0u);
+  // Nothing of the old stacks is found: a new one starts at 0.
+  EXPECT_EQ(profile.InternStack(b), 0u);
+}
+
 }  // namespace
 }  // namespace profcpu::fold

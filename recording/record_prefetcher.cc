@@ -1,8 +1,19 @@
 #include "recording/record_prefetcher.h"
 
+#include <time.h>
+
 #include <utility>
 
 namespace profcpu::recording {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+}  // namespace
 
 RecordPrefetcher::RecordPrefetcher(RecordingReader* reader)
     : reader_(reader), thread_([this] { ReadLoop(); }) {}
@@ -46,7 +57,9 @@ void RecordPrefetcher::ReadLoop() {
       ++filled;
     }
     batch.resize(filled);
+    const double cpu = ThreadCpuSeconds();
     std::unique_lock<std::mutex> lock(mutex_);
+    decode_cpu_seconds_ = cpu;
     changed_.wait(lock, [this] { return stopping_ || ready_.size() < kMaxWaitingBatches; });
     if (stopping_) return;
     if (!batch.empty()) ready_.push_back(std::move(batch));
@@ -71,6 +84,11 @@ std::vector<Record> RecordPrefetcher::NextBatch() {
 void RecordPrefetcher::Recycle(std::vector<Record> batch) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!done_ && recycled_.size() < kMaxWaitingBatches) recycled_.push_back(std::move(batch));
+}
+
+double RecordPrefetcher::decode_cpu_seconds() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return decode_cpu_seconds_;
 }
 
 absl::Status RecordPrefetcher::status() {

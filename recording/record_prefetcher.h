@@ -36,6 +36,9 @@ class RecordPrefetcher {
   // allocated it (glibc frees from another thread slowly).
   void Recycle(std::vector<Record> batch);
   absl::Status status();
+  // CPU seconds the reading thread has spent so far (decompressing and
+  // decoding): a parallel replay's part that does not split.
+  double decode_cpu_seconds();
 
  private:
   static constexpr size_t kBatchRecords = 2048;
@@ -51,6 +54,7 @@ class RecordPrefetcher {
   bool done_ = false;       // the reader thread has read its last record
   bool stopping_ = false;   // the consumer is going away
   absl::Status status_;
+  double decode_cpu_seconds_ = 0;
   std::thread thread_;
 };
 

@@ -1,6 +1,7 @@
 #include "recording/record_prefetcher.h"
 
 #include <string>
+#include <utility>
 
 #include "base/file_io.h"
 #include "gtest/gtest.h"
@@ -74,6 +75,24 @@ TEST(RecordPrefetcherTest, StopsWhenDestroyedEarly) {
   ASSERT_TRUE(reader.ok());
   RecordPrefetcher records(reader->get());
   EXPECT_FALSE(records.NextBatch().empty());
+}
+
+// The reading thread's CPU time, for the parallel replay's log line: none
+// before it starts, some once it has decoded 200k samples, never less later.
+TEST(RecordPrefetcherTest, TellsTheDecodingThreadsCpuTime) {
+  const std::string path = WriteSamples("prefetch_cpu.rec", 200000);
+  auto reader = RecordingReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  RecordPrefetcher records(reader->get());
+  double last = 0;
+  for (auto batch = records.NextBatch(); !batch.empty(); batch = records.NextBatch()) {
+    const double now = records.decode_cpu_seconds();
+    EXPECT_GE(now, last);
+    last = now;
+    records.Recycle(std::move(batch));
+  }
+  EXPECT_GT(records.decode_cpu_seconds(), 0);
+  EXPECT_LT(records.decode_cpu_seconds(), 60);
 }
 
 }  // namespace

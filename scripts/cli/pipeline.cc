@@ -1,10 +1,12 @@
 #include "scripts/cli/pipeline.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/stage_times.h"
 #include "base/status_macros.h"
@@ -35,6 +37,11 @@ void LogReplay(const fold::BuiltProfile& built, base::RunLog* log) {
   }
   log->Info(absl::StrCat("replayed ", summary.samples, " samples, ", built.requests.size(),
                          " distinct code locations, ", built.modules.size(), " modules"));
+  if (built.parallel.has_value()) {
+    log->Info(base::ParallelStageLine("replay", *built.parallel));
+  } else if (!built.one_thread_reason.empty()) {
+    log->Info(absl::StrCat("replay on one thread: ", built.one_thread_reason));
+  }
   fold::LogDotnetOsr(summary.dotnet_osr, summary.header.callgraph == "fp+cfi", log);
 }
 
@@ -69,8 +76,15 @@ absl::StatusOr<PipelineResult> RebuildOutputs(const PipelineOptions& options, ba
   symbolize::DotnetCodeNames dotnet_code(dir, log);
   symbolize::RunSymbols symbols(
       {dir, options.files, options.symbol_dirs, options.strip_tiers, &dotnet_code}, log);
-  PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built,
-                           fold::BuildProfile(*reader, {symbols.jit_history(), symbols.unwinder()}));
+  fold::BuildOptions build_options;
+  build_options.jit = symbols.jit_history();
+  build_options.unwinder = symbols.unwinder();
+  build_options.threads = base::WorkerThreads();
+  // Tests split small recordings into many slices to check the merge.
+  if (const char* slice = std::getenv("PROFCPU_REPLAY_SLICE_SAMPLES"); slice != nullptr) {
+    if (size_t n = 0; absl::SimpleAtoi(slice, &n) && n > 0) build_options.slice_samples = n;
+  }
+  PROFCPU_ASSIGN_OR_RETURN(fold::BuiltProfile built, fold::BuildProfile(*reader, build_options));
   const fold::RecordingSummary& summary = result.summary = built.summary;
   LogReplay(built, log);
   times.Done("replay");
