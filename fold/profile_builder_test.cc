@@ -642,8 +642,8 @@ std::vector<Record> BusyRecording() {
     for (uint32_t pid : {10u, 20u, 30u, 40u}) {
       const uint64_t lib = 0x7f0000000000 + (round / 7 * 7 + 3) * 0x100000;
       records.push_back(SampleOf(pid, pid + round % 2, t++, {0xffffffff81000000 + round % 5},
-                                 {0x400010 + 16 * (round % 9), lib + 0x20, 0x500030,
-                                  0x400100 + round % 4, 0x123456}));
+                                 {0x400010u + 16u * (round % 9), lib + 0x20, 0x500030,
+                                  0x400100u + round % 4, 0x123456}));
     }
   }
   recording::Lost lost;

@@ -1,6 +1,7 @@
 #include "fleet/agent/window_rows.h"
 
 #include <string>
+#include <utility>
 
 #include "fleet/agent/window_payload.h"
 #include "fleet/store/stable_id.h"
@@ -9,6 +10,12 @@
 
 namespace profcpu::fleet {
 namespace {
+
+symbolize::Frame FrameNamed(std::string function) {
+  symbolize::Frame frame;
+  frame.function = std::move(function);
+  return frame;
+}
 
 using ::testing::ElementsAre;
 
@@ -23,8 +30,8 @@ class WindowRowsTest : public ::testing::Test {
     main_ = Native(0x1000, "main");
     work_ = Native(0x2000, "work");
     symbolize::SymbolTable table;
-    table.Insert(Code(0x1000), {"/usr/lib/x86_64-linux-gnu/libc.so.6", {{"main"}}});
-    table.Insert(Code(0x2000), {"/usr/lib/x86_64-linux-gnu/libc.so.6", {{"work"}}});
+    table.Insert(Code(0x1000), {"/usr/lib/x86_64-linux-gnu/libc.so.6", {FrameNamed("main")}});
+    table.Insert(Code(0x2000), {"/usr/lib/x86_64-linux-gnu/libc.so.6", {FrameNamed("work")}});
     profile_.SetSymbols(table);
   }
   static symbolize::CodeLocation Code(uint64_t offset) {
@@ -97,7 +104,7 @@ TEST_F(WindowRowsTest, UnnamedProcessCodeIsUnknownNotJit) {
   jit.address = 0x5000;
   jit.code = {symbolize::CodeKind::kProcess, 10, 0x5000};
   symbolize::SymbolTable table = profile_.symbols();
-  table.Insert(jit.code, {"/tmp/perf-10.map", {{"Program::Main()[Optimized]"}}});
+  table.Insert(jit.code, {"/tmp/perf-10.map", {FrameNamed("Program::Main()[Optimized]")}});
   profile_.SetSymbols(table);
   Add(10, "api", 5'100'000'000,
       {profile_.InternLocation(jit), profile_.InternLocation(garbage), main_});
