@@ -15,7 +15,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nettrace/reader.h"
+#include "nettrace/source.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/fuzz/nettrace_fuzz_support.h"
 
