@@ -19,6 +19,13 @@
 namespace profcpu::fold {
 namespace {
 
+// `to - from` in ticks, in double: the timestamps are the stream's, and a
+// hostile one's (a sync time near INT64_MIN) would overflow an int64
+// difference (found by nettrace_summary_fuzzer).
+double TicksBetween(int64_t from, int64_t to) {
+  return static_cast<double>(to) - static_cast<double>(from);
+}
+
 using nettrace::DecodeContentionStop;
 using nettrace::DecodeExceptionThrown;
 using nettrace::DecodeGcHeapStats;
@@ -211,7 +218,7 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
         break;
       case RuntimeEventId::kGcRestartEeEnd:
         if (suspended && e.timestamp >= suspended_at) {
-          double pause = static_cast<double>(e.timestamp - suspended_at) * ms_per_tick;
+          double pause = TicksBetween(suspended_at, e.timestamp) * ms_per_tick;
           summary->gc.pause_ms_total += pause;
           summary->gc.pause_ms_max = std::max(summary->gc.pause_ms_max, pause);
           TimelineEvent event;
@@ -268,7 +275,7 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
           auto it = jitting_since.find(method->method_id);
           if (it != jitting_since.end()) {
             if (e.timestamp >= it->second) {
-              summary->jit.ms_total += static_cast<double>(e.timestamp - it->second) * ms_per_tick;
+              summary->jit.ms_total += TicksBetween(it->second, e.timestamp) * ms_per_tick;
             }
             jitting_since.erase(it);
           }
@@ -305,7 +312,7 @@ absl::Status SummarizeDotnetEvents(const std::string& path, uint32_t pid,
                    [](const TimelineEvent& a, const TimelineEvent& b) {
                      return a.start_ns < b.start_ns;
                    });
-  summary->window_ms = static_cast<double>(last_timestamp - trace.sync_time_qpc) * ms_per_tick;
+  summary->window_ms = TicksBetween(trace.sync_time_qpc, last_timestamp) * ms_per_tick;
   return absl::OkStatus();
 }
 

@@ -57,8 +57,9 @@ class NettraceCursor {
     uint64_t value = 0;
     const uint64_t start = offset();
     for (size_t i = 0; i < max_bytes; ++i) {
-      uint8_t byte;
-      if (absl::Status s = Fixed(&byte, what); !s.ok()) return s;
+      // Inline, not through Fixed: event headers are mostly these bytes.
+      if (pos_ >= data_.size()) return Need(1, what);
+      const uint8_t byte = static_cast<uint8_t>(data_[pos_++]);
       value |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
       if ((byte & 0x80) == 0) {
         *out = value;
@@ -78,23 +79,27 @@ class NettraceCursor {
   absl::Status VarU64(uint64_t* out, absl::string_view what) { return VarUint(out, 10, what); }
   // A NUL-terminated UTF-16LE string, as UTF-8.
   absl::Status Utf16z(std::string* out, absl::string_view what) {
-    bool ascii = true;
-    for (size_t end = pos_; end + 1 < data_.size(); end += 2) {
-      const uint8_t low = static_cast<uint8_t>(data_[end]);
-      const uint8_t high = static_cast<uint8_t>(data_[end + 1]);
-      if (low == 0 && high == 0) {
+    // One test per unit for the terminator; whether all were ASCII is the
+    // units or-ed together, tested once (every name of every metadata
+    // record goes through here, on every read of a stream).
+    const auto* units = reinterpret_cast<const unsigned char*>(data_.data()) + pos_;
+    const size_t count = remaining() / 2;
+    unsigned all_bits = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const unsigned unit = units[2 * i] | (unsigned{units[2 * i + 1]} << 8);
+      if (unit == 0) {
         // The names the runtime writes are ASCII: copied a byte a unit, in
         // place, rather than converted a code point at a time.
-        if (ascii) {
-          out->resize((end - pos_) / 2);
-          for (size_t i = 0; i < out->size(); ++i) (*out)[i] = data_[pos_ + 2 * i];
+        if (all_bits < 0x80) {
+          out->resize(i);
+          for (size_t k = 0; k < i; ++k) (*out)[k] = static_cast<char>(units[2 * k]);
         } else {
-          *out = base::Utf16LeToUtf8(data_.substr(pos_, end - pos_));
+          *out = base::Utf16LeToUtf8(data_.substr(pos_, 2 * i));
         }
-        pos_ = end + 2;
+        pos_ += 2 * i + 2;
         return absl::OkStatus();
       }
-      ascii = ascii && high == 0 && low < 0x80;
+      all_bits |= unit;
     }
     return absl::DataLossError(absl::StrCat("nettrace offset ", offset(), ": ", what,
                                             " has no NUL terminator before the end of its data"));
