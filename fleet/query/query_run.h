@@ -18,10 +18,9 @@
 
 namespace profcpu::fleet {
 
-// At most this many (bucket, stack) rows per shard for a page (~10 MB of
-// answer, ~25 MB merged): 24 h with the default 2,000 stacks gets 15-minute
-// buckets, 1 h 30-second ones. Reading and merging these rows is most of a
-// page's time (bench/fleet.sh: 500,000 took a 1 h page to 1.2 s).
+// At most this many (bucket, stack) cells per shard for a page: 24 h with
+// the default 2,000 stacks gets 15-minute buckets, 1 h 30-second ones.
+// Grouping the cells is most of a page's server time (fleet/query/README.md).
 inline constexpr uint64_t kMaxPageCells = 250'000;
 
 struct QueryRequest {
