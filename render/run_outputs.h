@@ -1,7 +1,7 @@
 // A run's outputs, written side by side from its shaped, named Profile:
 // folded_stacks.out and flamegraph.svg on the caller's thread, perf_script.out
 // (the largest by far) and profile.html (its data is deflated, in pieces on
-// the usable cores: run_page.h's PageThreads()) each on a thread of their own (they only read the Profile), then the -format exports
+// the usable cores: base::WorkerThreads()) each on a thread of their own (they only read the Profile), then the -format exports
 // (profile.pb.gz, NAME.trace.zip). Beside them, the .NET event profiles'
 // (dotnet_event_outputs.h): their folded stacks, their pprof files and
 // profile.html's switch to them. The one entry collect, record and

@@ -91,16 +91,6 @@ TEST(ParallelPageLineTest, SerialIsTheWallTimeButTheCompression) {
             "longest task 0.250 s, task CPU 1.750 s");
 }
 
-TEST(PageThreadsTest, ProfcpuThreadsOverridesTheUsableCores) {
-  ::setenv("PROFCPU_THREADS", "3", 1);
-  EXPECT_EQ(PageThreads(), 3u);
-  ::setenv("PROFCPU_THREADS", "1", 1);
-  EXPECT_EQ(PageThreads(), 1u);
-  ::unsetenv("PROFCPU_THREADS");
-  EXPECT_GE(PageThreads(), 1u);
-  EXPECT_LE(PageThreads(), 16u);
-}
-
 TEST_F(RunOutputsTest, WritesTheStandardOutputsFromTheProfile) {
   auto written = Write({});
   ASSERT_TRUE(written.ok()) << written.status();

@@ -1,16 +1,12 @@
 #include "render/run_page.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_format.h"
 #include "base/file_io.h"
+#include "base/stage_times.h"
 #include "base/status_macros.h"
 #include "render/palette.h"
 #include "render/profile_page_data.h"
@@ -41,25 +37,16 @@ PageMeta MetaFor(const PageSource& source) {
 
 }  // namespace
 
-size_t PageThreads() {
-  if (const char* env = std::getenv("PROFCPU_THREADS"); env != nullptr && *env != '\0') {
-    size_t threads = 0;
-    if (absl::SimpleAtoi(env, &threads) && threads >= 1) return std::min<size_t>(threads, 256);
-  }
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  size_t usable = 1;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) usable = std::max(CPU_COUNT(&cpus), 1);
-  return std::min<size_t>(usable, 16);
-}
-
 std::string ParallelPageLine(const PageWriteTimes& times) {
   const archive::DeflateWork& deflate = times.work.deflate;
-  return absl::StrFormat(
-      "parallel profile.html: %.3f s wall, serial %.3f s, %d tasks on %d threads, longest task "
-      "%.3f s, task CPU %.3f s",
-      times.wall_s, std::max(0.0, times.wall_s - deflate.wall_s), deflate.tasks, deflate.threads,
-      deflate.longest_task_s, deflate.task_cpu_s);
+  base::ParallelStage stage;
+  stage.wall = times.wall_s;
+  stage.serial = std::max(0.0, times.wall_s - deflate.wall_s);
+  stage.tasks = static_cast<int>(deflate.tasks);
+  stage.threads = static_cast<int>(deflate.threads);
+  stage.longest_task = deflate.longest_task_s;
+  stage.task_cpu = deflate.task_cpu_s;
+  return base::ParallelStageLine("profile.html", stage);
 }
 
 absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& source,
@@ -71,7 +58,8 @@ absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& so
   options.hash_colors = source.graph.hash_colors;
   options.start_ns = source.summary ? source.summary->header.start_time_ns : source.start_ns;
   PageCompression compression;
-  compression.threads = source.threads != 0 ? source.threads : PageThreads();
+  compression.threads =
+      source.threads != 0 ? source.threads : static_cast<size_t>(base::WorkerThreads());
   options.threads = compression.threads;
   std::vector<PageView> views;
   for (const PageSourceView& source_view : source.views) {

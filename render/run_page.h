@@ -39,13 +39,8 @@ struct PageSource {
   std::vector<PageEvent> events;  // the events lane, in seconds from time 0
   std::string generator;      // "profcpu VERSION"
   std::vector<PageSourceView> views;  // none: no switch
-  size_t threads = 0;  // to compress the data on; 0: PageThreads()
+  size_t threads = 0;  // to compress the data on; 0: base::WorkerThreads()
 };
-
-// The threads profile.html's data is compressed on: the usable cores
-// (sched_getaffinity) capped at 16; PROFCPU_THREADS=N overrides (1: zlib on
-// one thread, the old path, for comparisons).
-size_t PageThreads();
 
 // What writing the page took.
 struct PageWriteTimes {
