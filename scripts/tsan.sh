@@ -10,7 +10,8 @@
 #   bash scripts/tsan.sh
 #
 # Builds only what it runs, in $TSAN_BUILD_DIR (default build-tsan/): the
-# collector's and the BPF backend's unit tests, profcpu and two fixtures. Then
+# collector's, the BPF backend's, fold's (the parallel replay) and archive's
+# (the parallel deflate) unit tests, profcpu and two fixtures. Then
 # runs those tests and real `profcpu record` / `collect` runs on threaded
 # targets, one stopped by SIGINT. Any TSan report fails the script.
 set -euo pipefail
@@ -24,7 +25,8 @@ command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cca
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFCPU_TSAN=ON \
   -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" "${launcher[@]}" >/dev/null
-cmake --build "$build" -j "$jobs" --target collector_test bpf_test profcpu thread_churn demo_workload
+cmake --build "$build" -j "$jobs" --target collector_test bpf_test fold_test archive_test profcpu \
+  thread_churn demo_workload
 
 # halt_on_error: the first report fails the step; exitcode 66 tells a TSan
 # report from any other failure.
@@ -70,8 +72,10 @@ check() {  # check NAME STATUS LOG
   fi
 }
 
-for test in collector_test bpf_test; do
-  binary=$(find "$build/collector" -name "$test" -type f -perm -u+x | head -n 1)
+# fold_test and archive_test: the replay split over worker threads and
+# profile.html's data compressed in pieces on several (issue 29).
+for test in collector_test bpf_test fold_test archive_test; do
+  binary=$(find "$build/collector" "$build/fold" "$build/archive" -name "$test" -type f -perm -u+x | head -n 1)
   status=0
   "$binary" >"$logs/$test.log" 2>&1 || status=$?
   check "$test" "$status" "$logs/$test.log"
