@@ -1,13 +1,12 @@
 #include "render/profile_page_data.h"
 
 #include <algorithm>
-#include <functional>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
+#include "base/parallel_sort.h"
 #include "fold/location_namer.h"
 #include "fold/perf_script_format.h"
 #include "fold/profile_filter.h"
@@ -18,40 +17,6 @@ namespace profcpu::render {
 namespace {
 
 uint64_t Pair(uint32_t high, uint32_t low) { return (uint64_t{high} << 32) | low; }
-
-// std::sort of `items` on up to `threads` threads: runs sorted side by side,
-// then merged pairwise, each level's merges side by side.
-template <typename Less>
-void SortOnThreads(std::vector<uint32_t>* items, Less less, size_t threads) {
-  const size_t runs = std::clamp<size_t>(items->size() / 16384, 1, std::max<size_t>(threads, 1));
-  if (runs == 1) {
-    std::sort(items->begin(), items->end(), less);
-    return;
-  }
-  std::vector<size_t> bounds(runs + 1);
-  for (size_t i = 0; i <= runs; ++i) bounds[i] = items->size() * i / runs;
-  auto at = [items, &bounds](size_t run) { return items->begin() + bounds[std::min(run, bounds.size() - 1)]; };
-  auto side_by_side = [](std::vector<std::function<void()>>& jobs) {
-    std::vector<std::thread> helpers;
-    for (size_t i = 1; i < jobs.size(); ++i) helpers.emplace_back(jobs[i]);
-    if (!jobs.empty()) jobs[0]();
-    for (std::thread& helper : helpers) helper.join();
-  };
-  std::vector<std::function<void()>> jobs;
-  for (size_t run = 0; run < runs; ++run) {
-    jobs.push_back([&at, &less, run] { std::sort(at(run), at(run + 1), less); });
-  }
-  side_by_side(jobs);
-  for (size_t width = 1; width < runs; width *= 2) {
-    jobs.clear();
-    for (size_t run = 0; run + width < runs; run += 2 * width) {
-      jobs.push_back([&at, &less, run, width] {
-        std::inplace_merge(at(run), at(run + width), at(run + 2 * width), less);
-      });
-    }
-    side_by_side(jobs);
-  }
-}
 
 class PageBuilder {
  public:
@@ -145,7 +110,7 @@ class PageBuilder {
     for (uint32_t k = 0; k < keys; ++k) sorted[k] = k;
     // Stacks with the same frames may come in any order: they share a leaf,
     // and the numbering below follows the first-seen order alone.
-    SortOnThreads(&sorted, [this](uint32_t a, uint32_t b) {
+    base::SortOnThreads(&sorted, [this](uint32_t a, uint32_t b) {
       const absl::Span<const uint32_t> x = KeyFrames(a), y = KeyFrames(b);
       return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
     }, options_.threads);
