@@ -30,7 +30,7 @@ Shards FakeShards(std::vector<std::string>* log) {
     if (absl::StartsWith(sql, "SELECT pod, sum(count)")) {
       return std::string(shard == 0 ? "a\t10\n" : "b\t4\n");
     }
-    if (absl::StartsWith(sql, "SELECT stack_id, sum(count)")) {
+    if (absl::StartsWith(sql, "SELECT stack_id, sum(stack_samples)")) {
       if (shard == 0 && !only_b) return std::string(baseline ? "7\t5\n" : "7\t10\n");
       if (shard == 1 && !only_a && !baseline) return std::string("8\t4\n");
       return std::string();
@@ -120,7 +120,7 @@ TEST(QueryRun, DiffRangeFoldedAndPage) {
 // shard that did not rank it still counts it.
 TEST(QueryRun, KeptStacksCountedOnEveryShard) {
   Shards shards{2, [](size_t shard, const std::string& sql) -> absl::StatusOr<std::string> {
-    if (absl::StartsWith(sql, "SELECT stack_id, sum(count)")) {
+    if (absl::StartsWith(sql, "SELECT stack_id, sum(stack_samples)")) {
       return std::string(shard == 0 ? "7\t10\n" : "8\t5\n");  // LIMIT 1 on each
     }
     if (absl::StrContains(sql, "AS is_top")) {

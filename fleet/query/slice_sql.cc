@@ -65,10 +65,46 @@ int64_t ChooseBucketSeconds(const TimeRange& range, bool hourly, int64_t max_buc
                            (range.seconds() + max_buckets - 1) / max_buckets);
 }
 
+namespace {
+
+// Each stack's samples in the slice (columns stack_id, stack_samples, and
+// with `comm` first_comm, last_comm), as a subquery. On raw samples the
+// whole hours inside the range come from the hourly roll-up, which holds the
+// same counts and labels summed by hour in ~1/100 of the rows (9M raw rows
+// against 72k on a shard of bench/fleet.sh's store: 0.32 s of server CPU
+// against 0.04 s), and only the partial hours at the ends from the raw
+// rows. The hours are the server's own (toStartOfHour in its time zone: a
+// zone half an hour off UTC has its hours at :30), so the server draws the
+// line; the literal bounds still let it skip the days outside.
+std::string StackSums(const SliceSpec& spec, bool comm) {
+  const std::string columns = absl::StrCat(
+      "stack_id, sum(count) AS stack_samples",
+      comm ? ", min(comm) AS first_comm, max(comm) AS last_comm" : "");
+  const SliceSource& source = spec.source;
+  const Table table = TableFor(source);
+  if (source.hourly) {
+    return absl::StrCat("(SELECT ", columns, " FROM ", table.name, " WHERE ",
+                        Condition(source, spec.where_sql), " GROUP BY stack_id)");
+  }
+  // The first hour starting at or after `from`, the last one starting at or
+  // before `to`: [first, last) is whole hours inside the range (none when
+  // first >= last, and then the raw rows are all of it).
+  const std::string first =
+      absl::StrCat("toStartOfHour(toDateTime(", source.range.from + kHour - 1, "))");
+  const std::string last = absl::StrCat("toStartOfHour(toDateTime(", source.range.to, "))");
+  return absl::StrCat(
+      "(SELECT ", columns, " FROM ", table.name, " WHERE ", Condition(source, spec.where_sql),
+      " AND NOT (time >= ", first, " AND time < ", last, ") GROUP BY stack_id UNION ALL SELECT ",
+      columns, " FROM profcpu.samples_hourly_local WHERE hour >= toDateTime(",
+      std::max<int64_t>(0, source.range.from - kHour), ") AND hour < toDateTime(", source.range.to, ") AND hour >= ",
+      first, " AND hour < ", last, " AND (", spec.where_sql, ") GROUP BY stack_id)");
+}
+
+}  // namespace
+
 std::string TopStacksSql(const SliceSpec& spec) {
-  const Table table = TableFor(spec.source);
-  return absl::StrCat("SELECT stack_id, sum(count) AS samples FROM ", table.name, " WHERE ",
-                      Condition(spec.source, spec.where_sql),
+  return absl::StrCat("SELECT stack_id, sum(stack_samples) AS samples FROM ",
+                      StackSums(spec, false),
                       " GROUP BY stack_id ORDER BY samples DESC, stack_id LIMIT ", spec.max_stacks,
                       " FORMAT TabSeparated");
 }
@@ -85,10 +121,11 @@ std::string KeptStack(const std::vector<uint64_t>& stack_ids) {
 }  // namespace
 
 std::string SliceTotalsSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids) {
+  // Summed by stack_id first, then the kept ids looked up once per stack,
+  // not once per row (the IN per row was ~40% of the query's CPU).
   return absl::StrCat("SELECT ", KeptStack(stack_ids),
-                      ", sum(count) AS samples, min(comm), max(comm) FROM ",
-                      TableFor(spec.source).name, " WHERE ", Condition(spec.source, spec.where_sql),
-                      " GROUP BY is_top, stack FORMAT TabSeparated");
+                      ", sum(stack_samples) AS samples, min(first_comm), max(last_comm) FROM ",
+                      StackSums(spec, true), " GROUP BY is_top, stack FORMAT TabSeparated");
 }
 
 std::string SliceBucketsSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids) {

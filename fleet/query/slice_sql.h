@@ -77,7 +77,9 @@ std::string SliceTotalsSql(const SliceSpec& spec, const std::vector<uint64_t>& s
 // same rows' counts per bucket, as columns stack (0: the rest), buckets (an
 // array of bucket starts, unix seconds), counts (an array as long). The comm
 // range stays in the totals: min/max of a string per (bucket, stack) cell
-// cost as much as the cells themselves (bench/fleet.sh).
+// cost as much as the cells themselves (bench/fleet.sh). Unlike the top
+// stacks and the totals, the buckets (under an hour) cannot come from the
+// hourly roll-up: this is the query that reads every raw row of the range.
 std::string SliceBucketsSql(const SliceSpec& spec, const std::vector<uint64_t>& stack_ids);
 
 // Columns: id, frame_ids (an array, root first) for these stack ids.

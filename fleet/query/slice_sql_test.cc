@@ -53,7 +53,8 @@ TEST(SliceSql, SliceAggregatesLocalTablesOnly) {
   spec.max_stacks = 50;
   spec.bucket_seconds = 2;
   const std::string top = TopStacksSql(spec);
-  EXPECT_THAT(top, HasSubstr("SELECT stack_id, sum(count) AS samples FROM profcpu.samples_local"));
+  EXPECT_THAT(top, HasSubstr("SELECT stack_id, sum(stack_samples) AS samples FROM (SELECT "
+                             "stack_id, sum(count) AS stack_samples FROM profcpu.samples_local"));
   EXPECT_THAT(top, HasSubstr("GROUP BY stack_id ORDER BY samples DESC, stack_id LIMIT 50 "));
   const std::string totals = SliceTotalsSql(spec, {3, 5});
   const std::string buckets = SliceBucketsSql(spec, {3, 5});
@@ -66,7 +67,18 @@ TEST(SliceSql, SliceAggregatesLocalTablesOnly) {
     EXPECT_THAT(sql, Not(HasSubstr("toStartOfInterval")));
     EXPECT_THAT(sql, Not(HasSubstr("profcpu.samples ")));  // never the Distributed table
   }
-  EXPECT_THAT(totals, HasSubstr("min(comm), max(comm)"));
+  EXPECT_THAT(totals, HasSubstr("min(comm) AS first_comm, max(comm) AS last_comm"));
+  EXPECT_THAT(totals, HasSubstr("GROUP BY stack_id) GROUP BY is_top"));
+  // The whole hours inside the range from the roll-up, the rest from raw
+  // rows, the hours drawn by the server (its time zone's hours).
+  for (const std::string& sql : {top, totals}) {
+    EXPECT_THAT(sql, HasSubstr("AND NOT (time >= toStartOfHour(toDateTime(4599)) AND time < "
+                               "toStartOfHour(toDateTime(4600))) GROUP BY stack_id UNION ALL"));
+    EXPECT_THAT(sql, HasSubstr("FROM profcpu.samples_hourly_local WHERE hour >= toDateTime(0) AND "
+                               "hour < toDateTime(4600) AND hour >= toStartOfHour(toDateTime(4599)) "
+                               "AND hour < toStartOfHour(toDateTime(4600)) AND (pod = 'x\\'y')"));
+  }
+  EXPECT_THAT(buckets, Not(HasSubstr("hourly")));
   EXPECT_THAT(totals, HasSubstr("GROUP BY is_top, stack FORMAT"));
   EXPECT_THAT(buckets, HasSubstr("intDiv(toUInt32(time), 2) * 2 AS bucket"));
   EXPECT_THAT(buckets, HasSubstr("groupArray(bucket), groupArray(samples)"));

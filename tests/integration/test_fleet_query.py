@@ -69,6 +69,11 @@ ROWS = [
     (1, HOUR_B, "api-3", "shop", "compress", 200), (1, HOUR_B, "cron-1", "batch", "scan", 100),
 ]
 
+# In the third hour, after every range but one test's: 5 and 40 minutes in.
+LATE = BASE + 2 * HOUR
+LATE_ROWS = [(0, LATE + 300, "api-1", "shop", "parse", 40),
+             (1, LATE + 2400, "api-3", "shop", "compress", 25)]
+
 
 def expected(rows):
     counts = collections.Counter()
@@ -168,7 +173,7 @@ class FleetQueryTest(PageTestCase):
     def fill(cls):
         t.run_profcpu(["fleet", "init", "-store", cls.shards.store_flag])
         for shard in range(2):
-            used = {stack for s, *_, stack, _ in ROWS if s == shard}
+            used = {stack for s, *_, stack, _ in ROWS + LATE_ROWS if s == shard}
             frames = {f for stack in used for f in STACKS[stack]}
             cls.shards.query(shard, "INSERT INTO profcpu.frames_local (id, name, module) VALUES " +
                              ", ".join(f"({i}, {sql_string(n)}, {sql_string(m)})"
@@ -176,7 +181,7 @@ class FleetQueryTest(PageTestCase):
             cls.shards.query(shard, "INSERT INTO profcpu.stacks_local VALUES " + ", ".join(
                 f"({STACK_IDS[s]}, [{','.join(str(f[0]) for f in STACKS[s])}])" for s in sorted(used)))
             values = []
-            for s, when, pod, namespace, stack, count in ROWS:
+            for s, when, pod, namespace, stack, count in ROWS + LATE_ROWS:
                 if s != shard:
                     continue
                 labels = {k: "" for k in LABELS}
@@ -245,6 +250,21 @@ class FleetQueryTest(PageTestCase):
         meta, samples = page_data(path)
         self.assertGreaterEqual(meta["time_resolution_s"], HOUR)
         self.assertEqual(sum(w for _, w in samples), 1700)
+
+    def test_partial_hours_from_raw_rows(self):
+        # From 20 minutes into the first hour to 30 into the third: the
+        # whole second hour is read from the roll-up, whose first-hour row
+        # also holds the rows 10 minutes in (before the range: out), and the
+        # ends from raw rows (the third hour's at 5 minutes in, at 40 out).
+        start, end = BASE + 1200, LATE + 1800
+        rows = [r for r in ROWS + LATE_ROWS if start <= r[1] < end]
+        for out in ("partial.folded", "partial.html"):
+            path, result = self.query("-from", rfc3339(start), "-to", rfc3339(end), out=out)
+            total = sum(r[5] for r in rows)
+            self.assertIn(f"{total} samples", result.stderr)
+        self.assertEqual(read_folded(os.path.join(self.tmp.path, "partial.folded")), expected(rows))
+        _, samples = page_data(os.path.join(self.tmp.path, "partial.html"))
+        self.assertEqual(sum(w for _, w in samples), total)
 
     def test_max_stacks_counts_the_rest_as_other(self):
         path, result = self.query("-max-stacks", "2", out="two.folded")
