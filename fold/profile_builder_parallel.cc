@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
@@ -20,8 +21,10 @@
 #include "base/stage_times.h"
 #include "base/status_macros.h"
 #include "fold/profile_builder_replay.h"
+#include "symbolize/address_space.h"
 #include "symbolize/code_location.h"
 #include "symbolize/jit_history.h"
+#include "symbolize/stack_unwinder.h"
 
 namespace profcpu::fold {
 namespace {
@@ -55,6 +58,64 @@ class SerializedJitHistory : public symbolize::JitCodeHistory {
  private:
   std::mutex mutex_;
   symbolize::JitCodeHistory* history_;
+};
+
+// One answer of the run's unwinder, for the sample (time, thread) it was for.
+struct Unwound {
+  uint64_t time_ns = 0;
+  uint32_t tid = 0;
+  symbolize::UnwoundStack stack;
+};
+
+// The tracker's unwinder: asks the run's, in recording order, and keeps its
+// answers for the slice the samples are in (`log`, moved on by the tracker
+// as slices start).
+class LoggingUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  explicit LoggingUnwinder(symbolize::UserStackUnwinder* inner) : inner_(inner) {}
+  void LogTo(std::vector<Unwound>* log) { log_ = log; }
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t regs_mask,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    log_->push_back({sample.time_ns, sample.tid, inner_->Unwind(sample, regs_mask, spaces)});
+    return {};
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker& spaces) override {
+    log_->push_back({copy.time_ns, copy.tid, inner_->RepairLeaf(copy, chain, spaces)});
+    return {};
+  }
+
+ private:
+  symbolize::UserStackUnwinder* inner_;
+  std::vector<Unwound>* log_ = nullptr;
+};
+
+// A worker's unwinder: the tracker's answers for its slice, in order. A
+// record the tracker did not ask about (only a hostile recording has one: an
+// off-CPU stay in a perf recording) gets what the replay gets without an
+// unwinder, and leaves the next answer to its own sample.
+class LoggedUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  explicit LoggedUnwinder(std::vector<Unwound>* log) : log_(log) {}
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t,
+                                 const symbolize::AddressSpaceTracker&) override {
+    if (!NextIsFor(sample.time_ns, sample.tid)) return {{}, true};
+    return std::move((*log_)[next_++].stack);
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker&) override {
+    if (!NextIsFor(copy.time_ns, copy.tid)) return {chain, false};
+    return std::move((*log_)[next_++].stack);
+  }
+
+ private:
+  bool NextIsFor(uint64_t time_ns, uint32_t tid) const {
+    return next_ < log_->size() && (*log_)[next_].time_ns == time_ns && (*log_)[next_].tid == tid;
+  }
+  std::vector<Unwound>* log_;
+  size_t next_ = 0;
 };
 
 // A runtime's jitdump ("jit-PID.dump"), which changes the JIT history's
@@ -99,6 +160,7 @@ struct Slice {
   std::vector<std::shared_ptr<const Batch>> mappings_before;
   std::vector<Part> parts;
   std::vector<uint32_t> comms;  // the tracker's thread name of each sample
+  std::vector<Unwound> unwound;  // the tracker's unwinder's answers, in order
   // The worker's:
   BuiltProfile out;
   Requested requested;
@@ -171,7 +233,10 @@ void ReplaySlice(const recording::Header& header, uint32_t event, const BuildOpt
                  Slice& slice) {
   const double start = ThreadCpuSeconds();
   {
-    replay::ReplayBuilder builder(&slice.out, options, replay::ReplayRole::kWorker);
+    LoggedUnwinder unwinder(&slice.unwound);
+    BuildOptions slice_options = options;
+    if (options.unwinder != nullptr) slice_options.unwinder = &unwinder;
+    replay::ReplayBuilder builder(&slice.out, slice_options, replay::ReplayRole::kWorker);
     builder.On(header);
     builder.UseTrackerIds(event, &slice.comms);
     auto on = [&builder](const auto& r) { builder.On(r); };
@@ -187,6 +252,7 @@ void ReplaySlice(const recording::Header& header, uint32_t event, const BuildOpt
   // The records go back to the reader's thread to be decoded into.
   slice.parts.clear();
   slice.mappings_before.clear();
+  slice.unwound = {};
   slice.cpu_seconds = ThreadCpuSeconds() - start;
 }
 
@@ -240,9 +306,6 @@ void MergeSlice(Slice& slice, BuiltProfile* out, Requested* requested, bool* uns
 
 std::string WhyReplayOnOneThread(const recording::Header& header) {
   if (header.backend == "bpf") return "a BPF recording (stacks by id)";
-  if (header.callgraph == "dwarf" || header.callgraph == "fp+cfi") {
-    return "stack copies are unwound in recording order (-callgraph " + header.callgraph + ")";
-  }
   if (header.mode == "wall" || header.mode == "offcpu") return header.mode + " mode";
   return "";
 }
@@ -257,11 +320,15 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
   if (options.jit != nullptr) jit.emplace(options.jit);
   BuildOptions tracker_options = options;
   tracker_options.jit = jit.has_value() ? &*jit : nullptr;
-  // Stack copies are in recordings that replay on one thread; one in a
-  // recording whose header says otherwise (no profcpu writes it) keeps its
-  // sampled IP, as the unwinder keeps per-process state of its own.
-  BuildOptions worker_options = tracker_options;
-  worker_options.unwinder = nullptr;
+  // The tracker asks the unwinder (it keeps per-process state, a saved
+  // file's entries are in recording order); each worker replays its
+  // slice's answers (ReplaySlice). A worker's unwinder is its slice's.
+  std::optional<LoggingUnwinder> unwinder;
+  if (options.unwinder != nullptr) {
+    unwinder.emplace(options.unwinder);
+    tracker_options.unwinder = &*unwinder;
+  }
+  const BuildOptions worker_options = tracker_options;
   const recording::Header header = std::get<recording::Header>(first.front());
 
   BuiltProfile out;
@@ -312,6 +379,7 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
     current = std::make_unique<Slice>();
     current->mappings_before = mappings;
     tracker.LogCommsTo(&current->comms);
+    if (unwinder.has_value()) unwinder->LogTo(&current->unwound);
     slice_samples = 0;
   };
   const size_t max_in_flight = static_cast<size_t>(options.threads) + 2;
