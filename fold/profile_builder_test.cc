@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <variant>
@@ -800,6 +801,97 @@ TEST(ProfileBuilderParallelTest, StackCopiesSplitWithTheOneThreadUnwinds) {
       EXPECT_GT(one->summary.dwarf_truncated, 0u);
     } else {
       EXPECT_GT(one->summary.leaf_repaired, 50u);
+    }
+  }
+}
+
+// An unwinder over files (as symbolize's DwarfUnwinder): each worker thread
+// gets one of its own, whose answers come back to the run's in recording
+// order (to be saved).
+class FileUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    ++asked;
+    const bool mapped = spaces.FindMapping(sample.pid, 0x500030).has_value();
+    return {{0x400010 + 16 * (sample.time_ns % 5), mapped ? 0x500030u : 0x400100u}, sample.time_ns % 3 == 0};
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker&) override {
+    ++asked;
+    if (copy.time_ns % 2 == 0) return {chain, false};
+    std::vector<uint64_t> ips = chain;
+    ips.insert(ips.begin() + 1, 0x400300 + copy.time_ns % 7);
+    return {ips, false};
+  }
+  std::unique_ptr<symbolize::UserStackUnwinder> NewWorker(size_t workers) override {
+    EXPECT_EQ(workers, 4u);
+    return std::make_unique<FileUnwinder>();
+  }
+  void TookUnwind(uint64_t time_ns, uint32_t tid, const symbolize::UnwoundStack& answer) override {
+    took.push_back({time_ns, tid, answer.ips});
+  }
+  void TookRepair(uint64_t time_ns, uint32_t tid, const std::vector<uint64_t>&,
+                  const symbolize::UnwoundStack& answer) override {
+    took.push_back({time_ns, tid, answer.ips});
+  }
+  void AddWorker(UserStackUnwinder& worker) override {
+    asked += static_cast<FileUnwinder&>(worker).asked;
+    ++workers_added;
+  }
+  size_t asked = 0;
+  int workers_added = 0;
+  std::vector<std::tuple<uint64_t, uint32_t, std::vector<uint64_t>>> took;
+};
+
+// Records what the one-thread replay asked, in order.
+class SavingFileUnwinder : public FileUnwinder {
+ public:
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t mask,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    symbolize::UnwoundStack answer = FileUnwinder::Unwind(sample, mask, spaces);
+    took.push_back({sample.time_ns, sample.tid, answer.ips});
+    return answer;
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker& spaces) override {
+    symbolize::UnwoundStack answer = FileUnwinder::RepairLeaf(copy, chain, spaces);
+    took.push_back({copy.time_ns, copy.tid, answer.ips});
+    return answer;
+  }
+};
+
+TEST(ProfileBuilderParallelTest, WorkersUnwindWithUnwindersOfTheirOwn) {
+  for (const std::string callgraph : {"fp+cfi", "dwarf"}) {
+    SCOPED_TRACE(callgraph);
+    const std::vector<Record> records = WithStackCopies(callgraph);
+    SavingFileUnwinder serial_unwinder;
+    BuildOptions serial;
+    serial.unwinder = &serial_unwinder;
+    auto one = Build(records, "workers-one.rec", serial);
+    ASSERT_TRUE(one.ok()) << one.status();
+    ASSERT_GT(serial_unwinder.took.size(), 100u);
+    for (size_t slice : {1, 7, 64}) {
+      SCOPED_TRACE(absl::StrCat("slices of ", slice, " samples"));
+      FileUnwinder run_unwinder;
+      BuildOptions parallel = serial;
+      parallel.unwinder = &run_unwinder;
+      parallel.threads = 4;
+      parallel.slice_samples = slice;
+      auto split = Build(records, "workers-split.rec", parallel);
+      ASSERT_TRUE(split.ok()) << split.status();
+      ASSERT_TRUE(split->parallel.has_value()) << split->one_thread_reason;
+      EXPECT_EQ(run_unwinder.workers_added, 4);
+      // The workers asked; the run's unwinder got every answer, in order.
+      EXPECT_EQ(run_unwinder.asked, serial_unwinder.took.size());
+      EXPECT_EQ(run_unwinder.took, serial_unwinder.took);
+      ExpectSameReplay(*one, *split);
+      EXPECT_EQ(std::tie(one->summary.dwarf_truncated, one->summary.leaf_repaired,
+                         one->summary.leaf_frames_added),
+                std::tie(split->summary.dwarf_truncated, split->summary.leaf_repaired,
+                         split->summary.leaf_frames_added));
     }
   }
 }
