@@ -108,6 +108,10 @@ def log_figures(run_dir):
     built, stages, parallel = None, "", []
     with open(os.path.join(run_dir, "profcpu.log"), errors="replace") as f:
         for text in f:
+            # An ungrown archive's log starts with the recording's own run:
+            # only the last postprocess's lines count.
+            if "profcpu postprocess" in text:
+                built, stages, parallel = None, "", []
             if m := OUTPUTS_BUILT.search(text):
                 built, stages = float(m.group(1)), m.group(2)
             if m := PARALLEL.search(text):
@@ -175,6 +179,10 @@ def main():
         new = measure(args, runner, args.work, args.profcpu, archive, f"{key}-new")
         old = measure(args, runner, args.work, args.old, archive, f"{key}-old") if args.old else None
         verdict = pp.compare(new["dir"], old["dir"])[0] if old else "-"
+        if not row.get("grow", True):
+            # The recording's own end (record, with PROFCPU_THREADS=16): there
+            # the unwinder read the target's files, on the replay's workers.
+            new["recorded"] = log_figures(sources[source_key])
         results.append((key, row, new, old, verdict))
         shutil.rmtree(os.path.dirname(archive))
         for tag in ("new", "old"):
@@ -204,6 +212,15 @@ def main():
                   f"{par['tasks']} tasks on {par['threads']} threads, longest {par['longest']:.3f} s, "
                   f"task CPU {par['cpu']:.3f} s -> 16 cores: "
                   f"{par['serial'] + max(par['longest'], par['cpu'] / 16):.3f} s")
+        if "recorded" in new:
+            built, stages, parallel = new["recorded"]
+            print(f"  {row['label']} as recorded (the new binary's record, unwinding from the target's files): "
+                  f"outputs built {built:.2f} s, 16-core projection {projected(built, parallel):.2f} s ({stages})")
+            for par in parallel:
+                print(f"    parallel {par['stage']}: {par['wall']:.3f} s wall, serial {par['serial']:.3f} s, "
+                      f"{par['tasks']} tasks on {par['threads']} threads, longest {par['longest']:.3f} s, "
+                      f"task CPU {par['cpu']:.3f} s -> 16 cores: "
+                      f"{par['serial'] + max(par['longest'], par['cpu'] / 16):.3f} s")
         if old:
             print(f"  {row['label']} old: {old['stages']}")
     print("\nissue 29 targets (16-core projection):")
