@@ -16,6 +16,13 @@ is the row's end of run. Rows:
             deep stacks, grown from busy_stacks 12 16 with --distinct-stacks
             (each copy's stacks its own, as 16 threads walking their own
             random chains give)
+  busycfi   busy_stacks 12 16 recorded with -callgraph fp+cfi (collect's
+            default: each sample's stack copy, the leaf repair's answers in
+            unwound_stacks.bin) at 4999 Hz, NOT grown: grow_recording refuses
+            stack copies (a copy's samples would not match unwound_stacks.bin,
+            whose entries carry each sample's time and thread), so this row
+            is the recording as this machine made it, to show that its replay
+            splits as fp's does (the old binary replays it on one thread)
 The bpf row is left out: its cost is on the sampling side (the kernel folds
 the stacks), which a grown recording does not replay; its end of run was
 already 0.22 s.
@@ -51,6 +58,8 @@ ROWS = {
                      distinct=False),
     "busy": dict(label="busy_stacks, 16 threads, 999 Hz, 15 s", source="busy", samples=16 * 999 * 15,
                  seconds=15, hz=999, distinct=True),
+    "busycfi": dict(label="busy_stacks 12 16, 4999 Hz, fp+cfi (not grown: stack copies)", source="busy",
+                    callgraph="fp+cfi", grow=False),
 }
 
 
@@ -58,12 +67,22 @@ def log(message):
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
-def source_recording(args, runner, work, kind):
-    """A -callgraph fp recording of the row's workload at 4999 Hz."""
+def source_recording(args, runner, work, kind, callgraph="fp"):
+    """A recording of the row's workload at 4999 Hz (-callgraph fp unless
+    the row says otherwise)."""
     argv = [args.demo_workload, "6"] if kind == "demo" else [args.busy_stacks, "12", "16"]
-    log(f"recording {' '.join(os.path.basename(a) for a in argv)}")
-    return pp.profcpu_record(runner, args.profcpu, os.path.join(work, f"source-{kind}"), argv,
-                             ["-freq", "4999", "-callgraph", "fp"])
+    log(f"recording {' '.join(os.path.basename(a) for a in argv)} (-callgraph {callgraph})")
+    return pp.profcpu_record(runner, args.profcpu, os.path.join(work, f"source-{kind}-{callgraph}"), argv,
+                             ["-freq", "4999", "-callgraph", callgraph])
+
+
+def ungrown_archive(work, key, source):
+    """The source's own prof.tar.gz, copied (the row's folder is removed after)."""
+    folder = os.path.join(work, f"grown-{key}")
+    os.makedirs(folder)
+    archive = os.path.join(folder, "prof.tar.gz")
+    shutil.copy(os.path.join(source, "prof.tar.gz"), archive)
+    return archive
 
 
 def grown_archive(args, runner, work, key, row, source):
@@ -89,6 +108,10 @@ def log_figures(run_dir):
     built, stages, parallel = None, "", []
     with open(os.path.join(run_dir, "profcpu.log"), errors="replace") as f:
         for text in f:
+            # An ungrown archive's log starts with the recording's own run:
+            # only the last postprocess's lines count.
+            if "profcpu postprocess" in text:
+                built, stages, parallel = None, "", []
             if m := OUTPUTS_BUILT.search(text):
                 built, stages = float(m.group(1)), m.group(2)
             if m := PARALLEL.search(text):
@@ -145,13 +168,21 @@ def main():
     results = []
     for key in only:
         row = ROWS[key]
-        if row["source"] not in sources:
-            sources[row["source"]] = source_recording(args, runner, args.work, row["source"])
-        archive = grown_archive(args, runner, args.work, key, row, sources[row["source"]])
+        source_key = (row["source"], row.get("callgraph", "fp"))
+        if source_key not in sources:
+            sources[source_key] = source_recording(args, runner, args.work, *source_key)
+        if row.get("grow", True):
+            archive = grown_archive(args, runner, args.work, key, row, sources[source_key])
+        else:
+            archive = ungrown_archive(args.work, key, sources[source_key])
         log(f"{row['label']}: postprocess x{args.runs} (new{', old' if args.old else ''})")
         new = measure(args, runner, args.work, args.profcpu, archive, f"{key}-new")
         old = measure(args, runner, args.work, args.old, archive, f"{key}-old") if args.old else None
         verdict = pp.compare(new["dir"], old["dir"])[0] if old else "-"
+        if not row.get("grow", True):
+            # The recording's own end (record, with PROFCPU_THREADS=16): there
+            # the unwinder read the target's files, on the replay's workers.
+            new["recorded"] = log_figures(sources[source_key])
         results.append((key, row, new, old, verdict))
         shutil.rmtree(os.path.dirname(archive))
         for tag in ("new", "old"):
@@ -181,6 +212,15 @@ def main():
                   f"{par['tasks']} tasks on {par['threads']} threads, longest {par['longest']:.3f} s, "
                   f"task CPU {par['cpu']:.3f} s -> 16 cores: "
                   f"{par['serial'] + max(par['longest'], par['cpu'] / 16):.3f} s")
+        if "recorded" in new:
+            built, stages, parallel = new["recorded"]
+            print(f"  {row['label']} as recorded (the new binary's record, unwinding from the target's files): "
+                  f"outputs built {built:.2f} s, 16-core projection {projected(built, parallel):.2f} s ({stages})")
+            for par in parallel:
+                print(f"    parallel {par['stage']}: {par['wall']:.3f} s wall, serial {par['serial']:.3f} s, "
+                      f"{par['tasks']} tasks on {par['threads']} threads, longest {par['longest']:.3f} s, "
+                      f"task CPU {par['cpu']:.3f} s -> 16 cores: "
+                      f"{par['serial'] + max(par['longest'], par['cpu'] / 16):.3f} s")
         if old:
             print(f"  {row['label']} old: {old['stages']}")
     print("\nissue 29 targets (16-core projection):")

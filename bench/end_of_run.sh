@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 29's table: the end of a run on 16 CPUs, on recordings grown to stand
-# for 16 CPUs (bench/grow_recording), new and old profcpu side by side, with
+# for 16 CPUs (bench/grow_recording; busycfi, fp+cfi, as recorded: it cannot
+# grow stack copies), new and old profcpu side by side, with
 # the stage times and what 16 cores would give (bench/end_of_run.py says how).
-#   [OLD_PROFCPU=/path/to/old/profcpu] [ONLY=perf999,perf4999,busy] [RUNS=3] \
+#   [OLD_PROFCPU=/path/to/old/profcpu] [ONLY=perf999,perf4999,busy,busycfi] [RUNS=3] \
 #     bash bench/end_of_run.sh
 set -euo pipefail
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is required: apt-get install time" >&2; exit 1; }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
@@ -20,8 +21,10 @@
 #include "base/stage_times.h"
 #include "base/status_macros.h"
 #include "fold/profile_builder_replay.h"
+#include "symbolize/address_space.h"
 #include "symbolize/code_location.h"
 #include "symbolize/jit_history.h"
+#include "symbolize/stack_unwinder.h"
 
 namespace profcpu::fold {
 namespace {
@@ -55,6 +58,94 @@ class SerializedJitHistory : public symbolize::JitCodeHistory {
  private:
   std::mutex mutex_;
   symbolize::JitCodeHistory* history_;
+};
+
+// One answer of the run's unwinder, for the sample (time, thread) it was for.
+struct Unwound {
+  uint64_t time_ns = 0;
+  uint32_t tid = 0;
+  symbolize::UnwoundStack stack;
+  // When a worker's unwinder answered: what the run's is handed back.
+  bool leaf_repair = false;
+  std::vector<uint64_t> chain;  // a leaf repair's chain as recorded
+};
+
+// The tracker's unwinder: asks the run's, in recording order, and keeps its
+// answers for the slice the samples are in (`log`, moved on by the tracker
+// as slices start).
+class LoggingUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  explicit LoggingUnwinder(symbolize::UserStackUnwinder* inner) : inner_(inner) {}
+  void LogTo(std::vector<Unwound>* log) { log_ = log; }
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t regs_mask,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    log_->push_back(
+        {sample.time_ns, sample.tid, inner_->Unwind(sample, regs_mask, spaces), false, {}});
+    return {};
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker& spaces) override {
+    log_->push_back(
+        {copy.time_ns, copy.tid, inner_->RepairLeaf(copy, chain, spaces), false, {}});
+    return {};
+  }
+
+ private:
+  symbolize::UserStackUnwinder* inner_;
+  std::vector<Unwound>* log_ = nullptr;
+};
+
+// A worker's unwinder: the tracker's answers for its slice, in order. A
+// record the tracker did not ask about (only a hostile recording has one: an
+// off-CPU stay in a perf recording) gets what the replay gets without an
+// unwinder, and leaves the next answer to its own sample.
+class LoggedUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  explicit LoggedUnwinder(std::vector<Unwound>* log) : log_(log) {}
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t,
+                                 const symbolize::AddressSpaceTracker&) override {
+    if (!NextIsFor(sample.time_ns, sample.tid)) return {{}, true};
+    return std::move((*log_)[next_++].stack);
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker&) override {
+    if (!NextIsFor(copy.time_ns, copy.tid)) return {chain, false};
+    return std::move((*log_)[next_++].stack);
+  }
+
+ private:
+  bool NextIsFor(uint64_t time_ns, uint32_t tid) const {
+    return next_ < log_->size() && (*log_)[next_].time_ns == time_ns && (*log_)[next_].tid == tid;
+  }
+  std::vector<Unwound>* log_;
+  size_t next_ = 0;
+};
+
+// A worker thread's unwinder (the run's NewWorker), keeping each answer
+// for the run's, which gets them back in recording order (MergeSlice).
+class AnsweringUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  AnsweringUnwinder(symbolize::UserStackUnwinder* inner, std::vector<Unwound>* log)
+      : inner_(inner), log_(log) {}
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t regs_mask,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    symbolize::UnwoundStack stack = inner_->Unwind(sample, regs_mask, spaces);
+    log_->push_back({sample.time_ns, sample.tid, stack, false, {}});
+    return stack;
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker& spaces) override {
+    symbolize::UnwoundStack stack = inner_->RepairLeaf(copy, chain, spaces);
+    log_->push_back({copy.time_ns, copy.tid, stack, true, chain});
+    return stack;
+  }
+
+ private:
+  symbolize::UserStackUnwinder* inner_;
+  std::vector<Unwound>* log_;
 };
 
 // A runtime's jitdump ("jit-PID.dump"), which changes the JIT history's
@@ -99,6 +190,9 @@ struct Slice {
   std::vector<std::shared_ptr<const Batch>> mappings_before;
   std::vector<Part> parts;
   std::vector<uint32_t> comms;  // the tracker's thread name of each sample
+  // The unwinder's answers, in order: the tracker's for the worker, or
+  // the worker's for the run's unwinder.
+  std::vector<Unwound> unwound;
   // The worker's:
   BuiltProfile out;
   Requested requested;
@@ -110,8 +204,11 @@ struct Slice {
 // Replays slices on `threads` threads.
 class SlicePool {
  public:
-  SlicePool(int threads, std::function<void(Slice&)> work) : work_(std::move(work)) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  // `work` gets the slice and the index of the thread it runs on.
+  SlicePool(int threads, std::function<void(Slice&, size_t)> work) : work_(std::move(work)) {
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this, i] { Loop(static_cast<size_t>(i)); });
+    }
   }
   ~SlicePool() {
     {
@@ -138,7 +235,7 @@ class SlicePool {
   }
 
  private:
-  void Loop() {
+  void Loop(size_t thread) {
     for (;;) {
       Slice* slice = nullptr;
       {
@@ -148,7 +245,7 @@ class SlicePool {
         slice = queue_.front();
         queue_.pop_front();
       }
-      work_(*slice);
+      work_(*slice, thread);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         slice->done = true;
@@ -157,7 +254,7 @@ class SlicePool {
     }
   }
 
-  std::function<void(Slice&)> work_;
+  std::function<void(Slice&, size_t)> work_;
   std::mutex mutex_;
   std::condition_variable queued_;
   std::condition_variable finished_;
@@ -166,12 +263,21 @@ class SlicePool {
   std::vector<std::thread> threads_;
 };
 
-// A worker: the slice's stacks in a profile of its own.
+// A worker: the slice's stacks in a profile of its own. `unwinder`: the
+// worker thread's own (null: the tracker's answers are in the slice).
 void ReplaySlice(const recording::Header& header, uint32_t event, const BuildOptions& options,
-                 Slice& slice) {
+                 symbolize::UserStackUnwinder* unwinder, Slice& slice) {
   const double start = ThreadCpuSeconds();
   {
-    replay::ReplayBuilder builder(&slice.out, options, replay::ReplayRole::kWorker);
+    LoggedUnwinder logged(&slice.unwound);
+    AnsweringUnwinder answering(unwinder, &slice.unwound);
+    BuildOptions slice_options = options;
+    if (options.unwinder != nullptr && unwinder != nullptr) {
+      slice_options.unwinder = &answering;
+    } else if (options.unwinder != nullptr) {
+      slice_options.unwinder = &logged;
+    }
+    replay::ReplayBuilder builder(&slice.out, slice_options, replay::ReplayRole::kWorker);
     builder.On(header);
     builder.UseTrackerIds(event, &slice.comms);
     auto on = [&builder](const auto& r) { builder.On(r); };
@@ -187,6 +293,7 @@ void ReplaySlice(const recording::Header& header, uint32_t event, const BuildOpt
   // The records go back to the reader's thread to be decoded into.
   slice.parts.clear();
   slice.mappings_before.clear();
+  if (unwinder == nullptr) slice.unwound = {};
   slice.cpu_seconds = ThreadCpuSeconds() - start;
 }
 
@@ -210,8 +317,20 @@ void AddWorkerCounts(const RecordingSummary& from, RecordingSummary* to) {
       std::max(to->dotnet_osr.max_copy_bytes_used, from.dotnet_osr.max_copy_bytes_used);
 }
 
-// A finished slice into the profile, in slice order.
-void MergeSlice(Slice& slice, BuiltProfile* out, Requested* requested, bool* unsorted) {
+// A finished slice into the profile, in slice order; its workers'
+// unwinder answers to `took` (the run's unwinder), if they made any.
+void MergeSlice(Slice& slice, symbolize::UserStackUnwinder* took, BuiltProfile* out,
+                Requested* requested, bool* unsorted) {
+  if (took != nullptr) {
+    for (const Unwound& u : slice.unwound) {
+      if (u.leaf_repair) {
+        took->TookRepair(u.time_ns, u.tid, u.chain, u.stack);
+      } else {
+        took->TookUnwind(u.time_ns, u.tid, u.stack);
+      }
+    }
+    slice.unwound = {};
+  }
   Profile& local = slice.out.profile;
   Profile& profile = out->profile;
   std::vector<uint32_t> locations(local.location_count());
@@ -240,9 +359,6 @@ void MergeSlice(Slice& slice, BuiltProfile* out, Requested* requested, bool* uns
 
 std::string WhyReplayOnOneThread(const recording::Header& header) {
   if (header.backend == "bpf") return "a BPF recording (stacks by id)";
-  if (header.callgraph == "dwarf" || header.callgraph == "fp+cfi") {
-    return "stack copies are unwound in recording order (-callgraph " + header.callgraph + ")";
-  }
   if (header.mode == "wall" || header.mode == "offcpu") return header.mode + " mode";
   return "";
 }
@@ -257,11 +373,35 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
   if (options.jit != nullptr) jit.emplace(options.jit);
   BuildOptions tracker_options = options;
   tracker_options.jit = jit.has_value() ? &*jit : nullptr;
-  // Stack copies are in recordings that replay on one thread; one in a
-  // recording whose header says otherwise (no profcpu writes it) keeps its
-  // sampled IP, as the unwinder keeps per-process state of its own.
+  // The unwinder keeps per-process state. One that reads the target's
+  // files gives each worker thread one of its own (NewWorker), whose
+  // answers go back to it in recording order (to be saved); else (a saved
+  // file's answers, in recording order) the tracker asks it and each worker
+  // replays its slice's answers (ReplaySlice).
+  std::vector<std::unique_ptr<symbolize::UserStackUnwinder>> worker_unwinders;
+  if (options.unwinder != nullptr) {
+    for (int i = 0; i < options.threads; ++i) {
+      std::unique_ptr<symbolize::UserStackUnwinder> worker =
+          options.unwinder->NewWorker(static_cast<size_t>(options.threads));
+      if (worker == nullptr) {
+        worker_unwinders.clear();
+        break;
+      }
+      worker_unwinders.push_back(std::move(worker));
+    }
+  }
+  symbolize::UserStackUnwinder* took = worker_unwinders.empty() ? nullptr : options.unwinder;
+  std::optional<LoggingUnwinder> unwinder;
+  if (options.unwinder != nullptr) {
+    if (took != nullptr) {
+      tracker_options.unwinder = nullptr;
+    } else {
+      unwinder.emplace(options.unwinder);
+      tracker_options.unwinder = &*unwinder;
+    }
+  }
   BuildOptions worker_options = tracker_options;
-  worker_options.unwinder = nullptr;
+  worker_options.unwinder = options.unwinder;  // (not asked: which one is ReplaySlice's)
   const recording::Header header = std::get<recording::Header>(first.front());
 
   BuiltProfile out;
@@ -281,8 +421,10 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
     });
   };
   // Declared last: its threads stop before anything they use goes.
-  SlicePool pool(options.threads, [&header, &event, &worker_options](Slice& slice) {
-    ReplaySlice(header, event, worker_options, slice);
+  SlicePool pool(options.threads, [&header, &event, &worker_options, &worker_unwinders](
+                                      Slice& slice, size_t thread) {
+    ReplaySlice(header, event, worker_options,
+                worker_unwinders.empty() ? nullptr : worker_unwinders[thread].get(), slice);
   });
 
   // Merges the finished slices in order; waits while more than `at_most`
@@ -294,7 +436,7 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
         if (pending.size() <= at_most) return;
         pool.Wait(slice);
       }
-      MergeSlice(*slice, &out, &requested, &unsorted);
+      MergeSlice(*slice, took, &out, &requested, &unsorted);
       longest = std::max(longest, slice->cpu_seconds);
       task_cpu += slice->cpu_seconds;
       pending.pop_front();
@@ -312,6 +454,7 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
     current = std::make_unique<Slice>();
     current->mappings_before = mappings;
     tracker.LogCommsTo(&current->comms);
+    if (unwinder.has_value()) unwinder->LogTo(&current->unwound);
     slice_samples = 0;
   };
   const size_t max_in_flight = static_cast<size_t>(options.threads) + 2;
@@ -355,6 +498,8 @@ absl::StatusOr<BuiltProfile> BuildProfileInParallel(recording::RecordingReader& 
   if (!saw_header) return absl::DataLossError("recording holds no records");
   submit();
   merge(0);
+  // (Every slice is merged: no worker uses its unwinder any more.)
+  for (auto& worker : worker_unwinders) options.unwinder->AddWorker(*worker);
 
   if (unsorted) {
     std::stable_sort(out.profile.mutable_samples().begin(), out.profile.mutable_samples().end(),

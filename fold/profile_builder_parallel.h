@@ -17,10 +17,17 @@
 //
 // What the JIT history answers depends on which jitdump mappings it has
 // been told of (symbolize/jit_sources.h): at a jitdump's Mmap every earlier
-// slice finishes before the history hears of it. Recordings whose stacks
-// are unwound in recording order (-callgraph dwarf and fp+cfi: the unwinder
-// keeps per-process state) and BPF recordings (stacks by id, sorted
-// off-CPU stays) replay on one thread.
+// slice finishes before the history hears of it.
+//
+// The user-stack unwinder (-callgraph dwarf, and fp+cfi's leaf repair)
+// keeps per-process state. Right after collection it reads the target's
+// files: each worker thread gets one of its own (NewWorker), whose sessions
+// the worker's mappings rebuild, and its answers go back to the run's
+// unwinder in recording order as slices merge (it saves them in
+// unwound_stacks.bin). postprocess replays that file, whose answers come in
+// recording order: the tracker reads them (cheap next to the rest) and hands
+// each slice its own. BPF recordings (stacks by id, sorted off-CPU stays)
+// replay on one thread.
 #ifndef PROFCPU_FOLD_PROFILE_BUILDER_PARALLEL_H_
 #define PROFCPU_FOLD_PROFILE_BUILDER_PARALLEL_H_
 

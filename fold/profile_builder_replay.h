@@ -1,7 +1,8 @@
 // The replay's work per record (profile_builder.h's BuildProfile), shared by
 // the one-thread replay and the parallel one (profile_builder_parallel.h),
 // which gives it one of two roles: the tracker, over every record in order
-// (thread names, the summary's counts, each sample's thread name) and the
+// (thread names, the summary's counts, each sample's thread name, the
+// unwinder's calls) and the
 // workers, each over one time slice (the stacks: normalizing addresses,
 // unwinding, interning locations and stacks in a profile of its own).
 #ifndef PROFCPU_FOLD_PROFILE_BUILDER_REPLAY_H_
@@ -140,6 +141,7 @@ class ReplayBuilder {
     }
     if (role_ == ReplayRole::kTracker) {
       comm_log_->push_back(CommOf(sample.tid));
+      UnwindAhead(sample);
       return;
     }
 
@@ -159,6 +161,30 @@ class ReplayBuilder {
     // Wall mode weighs by time: a cpu-clock period is nanoseconds on the CPU.
     AddSample(sample.time_ns, sample.pid, sample.tid, sample.cpu,
               wall_ ? Microseconds(sample.period) : sample.period, kOnCpuRoot);
+  }
+
+  // kTracker: the unwinder's calls for this sample, made in recording order
+  // as the one-thread replay makes them (the unwinder keeps per-process
+  // state, and a saved file's entries come in that order). The tracker's
+  // unwinder keeps each answer for the worker that replays the sample
+  // (profile_builder_parallel.cc), which asks it in the same places.
+  void UnwindAhead(const recording::Sample& sample) {
+    if (options_.unwinder == nullptr) return;
+    const uint64_t mask = out_->summary.header.user_regs_mask;
+    if (leaf_repair_) {
+      const symbolize::UserStackCopy copy = symbolize::StackCopyOf(sample, mask);
+      if (AsksLeafRepair(copy, sample.user_ips)) {
+        options_.unwinder->RepairLeaf(copy, sample.user_ips, spaces_);
+      }
+    } else if (!sample.user_regs.empty()) {
+      options_.unwinder->Unwind(sample, mask, spaces_);
+    }
+  }
+
+  // Whether RepairLeaf asks the unwinder about this chain.
+  bool AsksLeafRepair(const symbolize::UserStackCopy& copy,
+                      const std::vector<uint64_t>& chain) const {
+    return copy.regs_abi != 0 && !chain.empty() && options_.unwinder != nullptr;
   }
 
   // A -callgraph dwarf sample's user chain: unwound from its registers and
@@ -198,7 +224,7 @@ class ReplayBuilder {
   // record has no stack copy or nothing here can read one.
   const std::vector<uint64_t>& RepairLeaf(const symbolize::UserStackCopy& copy,
                                           const std::vector<uint64_t>& chain) {
-    if (copy.regs_abi == 0 || chain.empty() || options_.unwinder == nullptr) return chain;
+    if (!AsksLeafRepair(copy, chain)) return chain;
     RecordingSummary& summary = out_->summary;
     ++summary.leaf_repair_stacks;
     symbolize::UnwoundStack repaired = options_.unwinder->RepairLeaf(copy, chain, spaces_);

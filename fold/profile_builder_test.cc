@@ -3,8 +3,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <utility>
 #include <vector>
 
@@ -719,22 +721,197 @@ TEST(ProfileBuilderParallelTest, JitAnswersAreTheOneThreadOnes) {
   EXPECT_GT(p.location(p.stack(p.samples().back().stack)[0]).code.epoch, 0u);
 }
 
-TEST(ProfileBuilderParallelTest, StackCopiesAndBpfReplayOnOneThread) {
+// An unwinder whose answers depend on the order it is asked in (as a real
+// one's per-process sessions, or a saved file's entries, do) and on the
+// mappings it is shown.
+class OrderedUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    asked.push_back({sample.time_ns, sample.tid});
+    const uint64_t n = asked.size();
+    const bool mapped = spaces.FindMapping(sample.pid, 0x500030).has_value();
+    return {{0x400010 + 16 * (n % 5), mapped ? 0x500030u : 0x400100u, 0x400200 + n % 3}, n % 3 == 0};
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker&) override {
+    asked.push_back({copy.time_ns, copy.tid});
+    const uint64_t n = asked.size();
+    if (n % 2 == 0) return {chain, false};
+    std::vector<uint64_t> ips = chain;
+    ips.insert(ips.begin() + 1, 0x400300 + n % 7);
+    return {ips, false};
+  }
+  std::vector<std::pair<uint64_t, uint32_t>> asked;  // (time, tid) of each call
+};
+
+// BusyRecording's samples with stack copies: -callgraph fp+cfi or dwarf.
+std::vector<Record> WithStackCopies(const std::string& callgraph) {
+  std::vector<Record> records = BusyRecording();
+  for (Record& record : records) {
+    if (auto* header = std::get_if<recording::Header>(&record)) {
+      header->callgraph = callgraph;
+      header->user_regs_mask = 0xff01ff;
+    }
+    auto* sample = std::get_if<recording::Sample>(&record);
+    // Every fifth a kernel thread's (no registers): never asked about.
+    if (sample == nullptr || sample->time_ns % 5 == 0) continue;
+    sample->user_regs_abi = 2;
+    sample->user_regs.assign(17, 0);
+    sample->user_regs[8] = sample->user_ips.front();
+    sample->user_stack.assign(64, '\x01');
+    if (callgraph == "dwarf") sample->user_ips.clear();
+  }
+  return records;
+}
+
+TEST(ProfileBuilderParallelTest, StackCopiesSplitWithTheOneThreadUnwinds) {
+  for (const std::string callgraph : {"fp+cfi", "dwarf"}) {
+    SCOPED_TRACE(callgraph);
+    const std::vector<Record> records = WithStackCopies(callgraph);
+    OrderedUnwinder serial_unwinder;
+    BuildOptions serial;
+    serial.unwinder = &serial_unwinder;
+    auto one = Build(records, "copies-one.rec", serial);
+    ASSERT_TRUE(one.ok()) << one.status();
+    for (size_t slice : {1, 7, 64}) {
+      SCOPED_TRACE(absl::StrCat("slices of ", slice, " samples"));
+      OrderedUnwinder parallel_unwinder;
+      BuildOptions parallel = serial;
+      parallel.unwinder = &parallel_unwinder;
+      parallel.threads = 4;
+      parallel.slice_samples = slice;
+      auto split = Build(records, "copies-split.rec", parallel);
+      ASSERT_TRUE(split.ok()) << split.status();
+      ASSERT_TRUE(split->parallel.has_value()) << split->one_thread_reason;
+      // Asked about the same samples, in the same order.
+      EXPECT_EQ(parallel_unwinder.asked, serial_unwinder.asked);
+      ExpectSameReplay(*one, *split);
+      const RecordingSummary& x = one->summary;
+      const RecordingSummary& y = split->summary;
+      EXPECT_EQ(std::tie(x.dwarf_truncated, x.dwarf_not_unwound, x.leaf_repair_stacks,
+                         x.leaf_repaired, x.leaf_frames_added, x.stacks_repaired),
+                std::tie(y.dwarf_truncated, y.dwarf_not_unwound, y.leaf_repair_stacks,
+                         y.leaf_repaired, y.leaf_frames_added, y.stacks_repaired));
+    }
+    // The unwinder's answers made it into the stacks (a check that can fail).
+    if (callgraph == "dwarf") {
+      EXPECT_GT(one->summary.dwarf_stacks, 100u);
+      EXPECT_GT(one->summary.dwarf_truncated, 0u);
+    } else {
+      EXPECT_GT(one->summary.leaf_repaired, 50u);
+    }
+  }
+}
+
+// An unwinder over files (as symbolize's DwarfUnwinder): each worker thread
+// gets one of its own, whose answers come back to the run's in recording
+// order (to be saved).
+class FileUnwinder : public symbolize::UserStackUnwinder {
+ public:
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    ++asked;
+    const bool mapped = spaces.FindMapping(sample.pid, 0x500030).has_value();
+    return {{0x400010 + 16 * (sample.time_ns % 5), mapped ? 0x500030u : 0x400100u}, sample.time_ns % 3 == 0};
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker&) override {
+    ++asked;
+    if (copy.time_ns % 2 == 0) return {chain, false};
+    std::vector<uint64_t> ips = chain;
+    ips.insert(ips.begin() + 1, 0x400300 + copy.time_ns % 7);
+    return {ips, false};
+  }
+  std::unique_ptr<symbolize::UserStackUnwinder> NewWorker(size_t workers) override {
+    EXPECT_EQ(workers, 4u);
+    return std::make_unique<FileUnwinder>();
+  }
+  void TookUnwind(uint64_t time_ns, uint32_t tid, const symbolize::UnwoundStack& answer) override {
+    took.push_back({time_ns, tid, answer.ips});
+  }
+  void TookRepair(uint64_t time_ns, uint32_t tid, const std::vector<uint64_t>&,
+                  const symbolize::UnwoundStack& answer) override {
+    took.push_back({time_ns, tid, answer.ips});
+  }
+  void AddWorker(UserStackUnwinder& worker) override {
+    asked += static_cast<FileUnwinder&>(worker).asked;
+    ++workers_added;
+  }
+  size_t asked = 0;
+  int workers_added = 0;
+  std::vector<std::tuple<uint64_t, uint32_t, std::vector<uint64_t>>> took;
+};
+
+// Records what the one-thread replay asked, in order.
+class SavingFileUnwinder : public FileUnwinder {
+ public:
+  symbolize::UnwoundStack Unwind(const recording::Sample& sample, uint64_t mask,
+                                 const symbolize::AddressSpaceTracker& spaces) override {
+    symbolize::UnwoundStack answer = FileUnwinder::Unwind(sample, mask, spaces);
+    took.push_back({sample.time_ns, sample.tid, answer.ips});
+    return answer;
+  }
+  symbolize::UnwoundStack RepairLeaf(const symbolize::UserStackCopy& copy,
+                                     const std::vector<uint64_t>& chain,
+                                     const symbolize::AddressSpaceTracker& spaces) override {
+    symbolize::UnwoundStack answer = FileUnwinder::RepairLeaf(copy, chain, spaces);
+    took.push_back({copy.time_ns, copy.tid, answer.ips});
+    return answer;
+  }
+};
+
+TEST(ProfileBuilderParallelTest, WorkersUnwindWithUnwindersOfTheirOwn) {
+  for (const std::string callgraph : {"fp+cfi", "dwarf"}) {
+    SCOPED_TRACE(callgraph);
+    const std::vector<Record> records = WithStackCopies(callgraph);
+    SavingFileUnwinder serial_unwinder;
+    BuildOptions serial;
+    serial.unwinder = &serial_unwinder;
+    auto one = Build(records, "workers-one.rec", serial);
+    ASSERT_TRUE(one.ok()) << one.status();
+    ASSERT_GT(serial_unwinder.took.size(), 100u);
+    for (size_t slice : {1, 7, 64}) {
+      SCOPED_TRACE(absl::StrCat("slices of ", slice, " samples"));
+      FileUnwinder run_unwinder;
+      BuildOptions parallel = serial;
+      parallel.unwinder = &run_unwinder;
+      parallel.threads = 4;
+      parallel.slice_samples = slice;
+      auto split = Build(records, "workers-split.rec", parallel);
+      ASSERT_TRUE(split.ok()) << split.status();
+      ASSERT_TRUE(split->parallel.has_value()) << split->one_thread_reason;
+      EXPECT_EQ(run_unwinder.workers_added, 4);
+      // The workers asked; the run's unwinder got every answer, in order.
+      EXPECT_EQ(run_unwinder.asked, serial_unwinder.took.size());
+      EXPECT_EQ(run_unwinder.took, serial_unwinder.took);
+      ExpectSameReplay(*one, *split);
+      EXPECT_EQ(std::tie(one->summary.dwarf_truncated, one->summary.leaf_repaired,
+                         one->summary.leaf_frames_added),
+                std::tie(split->summary.dwarf_truncated, split->summary.leaf_repaired,
+                         split->summary.leaf_frames_added));
+    }
+  }
+}
+
+TEST(ProfileBuilderParallelTest, BpfReplaysOnOneThread) {
   recording::Header dwarf = MakeHeader();
   dwarf.callgraph = "dwarf";
+  recording::Header fpcfi = MakeHeader();
+  fpcfi.callgraph = "fp+cfi";
   recording::Header bpf = MakeHeader();
   bpf.backend = "bpf";
-  recording::Header fp = MakeHeader();
-  fp.callgraph = "fp";
-  EXPECT_NE(WhyReplayOnOneThread(dwarf), "");
+  EXPECT_EQ(WhyReplayOnOneThread(dwarf), "");
+  EXPECT_EQ(WhyReplayOnOneThread(fpcfi), "");
   EXPECT_NE(WhyReplayOnOneThread(bpf), "");
-  EXPECT_EQ(WhyReplayOnOneThread(fp), "");
   BuildOptions options;
   options.threads = 4;
-  auto built = Build({dwarf, SampleOf(10, 10, 5, {}, {0x400010})}, "dwarf-one.rec", options);
+  auto built = Build({bpf, SampleOf(10, 10, 5, {}, {0x400010})}, "bpf-one.rec", options);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_FALSE(built->parallel.has_value());
-  EXPECT_THAT(built->one_thread_reason, ::testing::HasSubstr("dwarf"));
+  EXPECT_THAT(built->one_thread_reason, ::testing::HasSubstr("BPF"));
 }
 
 TEST(ProfileBuilderParallelTest, ErrorsAreTheOneThreadOnes) {

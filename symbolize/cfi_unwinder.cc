@@ -3,7 +3,9 @@
 #include <cstddef>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -68,6 +70,35 @@ bool CfiWalk::OnFrame(uint64_t pc, uint64_t rsp) {
 
 void CfiUnwinder::Warn(std::string warning) {
   if (warned_.insert(warning).second) warnings_.push_back(std::move(warning));
+}
+
+void CfiUnwinder::AddWorker(UserStackUnwinder& worker) {
+  auto* other = dynamic_cast<CfiUnwinder*>(&worker);
+  if (other == nullptr) return;
+  std::vector<std::string> warnings;
+  other->TakeWarnings(&warnings);
+  for (std::string& w : warnings) Warn(std::move(w));
+  const DwarfUnwindStats& from = other->stats_;
+  stats_.stacks += from.stacks;
+  stats_.frames += from.frames;
+  stats_.truncated += from.truncated;
+  stats_.stack_exhausted += from.stack_exhausted;
+  stats_.frame_limit += from.frame_limit;
+  stats_.session_resets += from.session_resets;
+  LeafRepairStats& leaf = stats_.leaf;
+  const LeafRepairStats& add = from.leaf;
+  leaf.samples += add.samples;
+  leaf.unchanged += add.unchanged;
+  leaf.repaired += add.repaired;
+  leaf.frames_added += add.frames_added;
+  leaf.cfi_whole += add.cfi_whole;
+  leaf.cfi_only += add.cfi_only;
+  leaf.no_registers += add.no_registers;
+  leaf.no_cfi += add.no_cfi;
+  leaf.mismatch += add.mismatch;
+  leaf.no_splice += add.no_splice;
+  leaf.outside_mappings += add.outside_mappings;
+  other->stats_ = {};
 }
 
 void CfiUnwinder::TakeWarnings(std::vector<std::string>* out) {

@@ -91,6 +91,9 @@ class CfiUnwinder : public UserStackUnwinder {
   UnwoundStack RepairLeaf(const UserStackCopy& copy, const std::vector<uint64_t>& chain,
                           const AddressSpaceTracker& spaces) final;
 
+  // A worker's (NewWorker's) stats and warnings into this one's.
+  void AddWorker(UserStackUnwinder& worker) override;
+
   const DwarfUnwindStats& stats() const { return stats_; }
   // Problems found since the last call, each once (unreadable files, no
   // x86-64 registers in the recording, ...).

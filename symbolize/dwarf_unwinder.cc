@@ -4,6 +4,8 @@
 #include <elfutils/libdwfl.h>
 #include <sys/types.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -98,11 +100,16 @@ class DwarfUnwinder::Impl {
 };
 
 DwarfUnwinder::DwarfUnwinder(const ProcessFiles* files, DwarfUnwinderOptions options)
-    : CfiUnwinder(options.max_frames) {
-  impl_ = std::make_unique<Impl>(files, std::move(options),
-                                 [this](std::string w) { Warn(std::move(w)); });
+    : CfiUnwinder(options.max_frames), files_(files), options_(std::move(options)) {
+  impl_ = std::make_unique<Impl>(files, options_, [this](std::string w) { Warn(std::move(w)); });
 }
 DwarfUnwinder::~DwarfUnwinder() = default;
+
+std::unique_ptr<UserStackUnwinder> DwarfUnwinder::NewWorker(size_t workers) {
+  DwarfUnwinderOptions options = options_;
+  options.max_sessions = std::max<size_t>(4, options_.max_sessions / std::max<size_t>(workers, 1));
+  return std::make_unique<DwarfUnwinder>(files_, std::move(options));
+}
 
 CfiUnwinder::WalkEnd DwarfUnwinder::Walk(CfiWalk* walk) {
   return impl_->Walk(walk, &mutable_stats().session_resets);

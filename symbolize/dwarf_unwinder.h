@@ -34,11 +34,20 @@ class DwarfUnwinder : public CfiUnwinder {
   DwarfUnwinder(const ProcessFiles* files, DwarfUnwinderOptions options = {});
   ~DwarfUnwinder() override;
 
+  // A DwarfUnwinder of its own for a worker thread: sessions are rebuilt
+  // from the worker's view of the mappings and give the same answers (a
+  // session only adds the modules its walks reach, checked against the
+  // mappings at each sample). Each holds its files open: the workers share
+  // the session cap (at least 4 each).
+  std::unique_ptr<UserStackUnwinder> NewWorker(size_t workers) override;
+
  protected:
   WalkEnd Walk(CfiWalk* walk) override;
 
  private:
   class Impl;
+  const ProcessFiles* files_;
+  DwarfUnwinderOptions options_;
   std::unique_ptr<Impl> impl_;
 };
 

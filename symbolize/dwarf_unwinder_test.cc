@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -490,6 +492,46 @@ TYPED_TEST(LeafRepairTest, ABpHoldingDataIsUnwoundPastByCfiToTheThreadStart) {
   EXPECT_EQ(cut.ips[1], repaired.ips[1]);
   EXPECT_TRUE(cut.truncated);
   EXPECT_EQ(unwinder.stats().leaf.cfi_only, 1u);
+}
+
+// The parallel replay's workers (fold/profile_builder_parallel.h): each
+// thread unwinds with a DwarfUnwinder of its own, over its own view of the
+// mappings, at once; every answer is the run's unwinder's, and the counts
+// come back to it.
+TEST(DwarfUnwinderWorkersTest, WorkersOnThreadsOfTheirOwnAnswerAsTheRunsUnwinder) {
+  Capture capture;
+  unwind_fixture_a(&CaptureHere, &capture);
+  Capture leaf_capture;
+  CaptureHere(&leaf_capture);
+  LeafSample leaf = InGetcontext(leaf_capture);
+  AddressSpaceTracker spaces = OwnMappings();
+  OwnRoot files;
+  DwarfUnwinder unwinder(&files);
+  const UnwoundStack stack = unwinder.Unwind(capture.sample, kRegsMask, spaces);
+  const UnwoundStack repaired = unwinder.RepairLeaf(leaf.copy(), leaf.chain, spaces);
+  ASSERT_GE(stack.ips.size(), 5u);
+  ASSERT_GT(repaired.ips.size(), leaf.chain.size());
+  constexpr int kWorkers = 4;
+  constexpr int kRounds = 20;
+  std::vector<std::unique_ptr<UserStackUnwinder>> workers;
+  for (int i = 0; i < kWorkers; ++i) workers.push_back(unwinder.NewWorker(kWorkers));
+  std::vector<int> same(kWorkers, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWorkers; ++i) {
+    threads.emplace_back([&, i] {
+      AddressSpaceTracker own = OwnMappings();
+      for (int round = 0; round < kRounds; ++round) {
+        UnwoundStack s = workers[i]->Unwind(capture.sample, kRegsMask, own);
+        UnwoundStack r = workers[i]->RepairLeaf(leaf.copy(), leaf.chain, own);
+        if (s.ips == stack.ips && s.truncated == stack.truncated && r.ips == repaired.ips) ++same[i];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kWorkers; ++i) EXPECT_EQ(same[i], kRounds) << "worker " << i;
+  for (auto& worker : workers) unwinder.AddWorker(*worker);
+  EXPECT_EQ(unwinder.stats().stacks, 1u + kWorkers * kRounds);
+  EXPECT_EQ(unwinder.stats().leaf.repaired, 1u + kWorkers * kRounds);
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 #include "base/unique_fd.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/module_symbolizer.h"
-#include "symbolize/vdso_image.h"
 
 namespace profcpu::symbolize {
 namespace {
@@ -75,7 +74,8 @@ DwflSessions::DwflSessions(const ProcessFiles* files, Options options,
       options_(std::move(options)),
       thread_callbacks_(thread_callbacks),
       thread_arg_(thread_arg),
-      warn_(std::move(warn)) {
+      warn_(std::move(warn)),
+      module_files_(files, warn_) {
   callbacks_.find_elf = &DwflSessions::FindElf;
   callbacks_.find_debuginfo = &DwflSessions::FindDebuginfo;
   callbacks_.section_address = dwfl_offline_section_address;
@@ -141,7 +141,7 @@ std::optional<DwflSessions::Placement> DwflSessions::Place(Session* session,
                                                            const Module& module) {
   auto [layout_it, fresh] = session->layouts_.try_emplace(mapping.module);
   if (fresh) {
-    absl::StatusOr<ElfFile> file = OpenModule(module, session->pid_);
+    absl::StatusOr<ElfFile> file = module_files_.Open(module, session->pid_);
     if (file.ok()) layout_it->second = ReadLoadLayout(file->get());
   }
   const LoadLayout& layout = layout_it->second;
@@ -173,41 +173,6 @@ void DwflSessions::Validate(Session* session, uint32_t pid, const AddressSpaceTr
       return;
     }
   }
-}
-
-std::shared_ptr<base::RootDir> DwflSessions::RootOf(const Module& module, uint32_t pid) const {
-  std::shared_ptr<base::RootDir> root = files_->RootFor(pid);
-  return root != nullptr ? root : files_->RootFor(module.example_pid);
-}
-
-// A module's file: the vdso from our own image, anything else inside the
-// process's root. Fails quietly (the status says nothing new) except when
-// a file the process maps cannot be opened, which is warned of.
-absl::StatusOr<ElfFile> DwflSessions::OpenModule(const Module& module, uint32_t pid) {
-  if (module.path == "[vdso]") {
-    if (!vdso_loaded_) {
-      vdso_loaded_ = true;
-      absl::StatusOr<std::string> image = ReadOwnVdsoImage();
-      if (image.ok()) vdso_image_ = std::move(*image);
-    }
-    if (vdso_image_.empty()) return absl::NotFoundError("no vdso image");
-    return ElfFile::FromImage(absl::MakeSpan(vdso_image_), "[vdso]");
-  }
-  if (module.path.empty() || module.path[0] == '[') {
-    return absl::NotFoundError(absl::StrCat(module.path, " is not a file"));
-  }
-  std::shared_ptr<base::RootDir> root = RootOf(module, pid);
-  if (root == nullptr) return absl::NotFoundError(absl::StrCat("no root for process ", pid));
-  std::string path(absl::StripSuffix(module.path, kDeletedSuffix));
-  absl::StatusOr<base::UniqueFd> fd = root->OpenFile(path);
-  struct stat st;
-  if (!fd.ok() || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::string warning = absl::StrCat("cannot open ", path, " to unwind through it: ",
-                                       fd.ok() ? "not a regular file" : fd.status().message());
-    warn_(warning);
-    return absl::FailedPreconditionError(std::move(warning));
-  }
-  return ElfFile::Open(std::move(*fd), path);
 }
 
 void DwflSessions::Report(Session* session, const AddressSpaceTracker& spaces, uint64_t pc) {
@@ -247,7 +212,7 @@ int DwflSessions::FindElf(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr
                           Elf** elfp) {
   auto* file = static_cast<ModuleFile*>(*userdata);
   if (file == nullptr) return -1;
-  absl::StatusOr<ElfFile> opened = file->sessions->OpenModule(file->module, file->pid);
+  absl::StatusOr<ElfFile> opened = file->sessions->module_files_.Open(file->module, file->pid);
   if (!opened.ok()) {
     *elfp = nullptr;
     return -1;
@@ -277,7 +242,7 @@ int DwflSessions::FindDebuginfo(Dwfl_Module* mod, void** userdata, const char*, 
     query.debug_link = DebugLink{debuglink_file, debuglink_crc};
   }
   std::vector<DebugSearchRoot> roots;
-  if (std::shared_ptr<base::RootDir> root = sessions->RootOf(file->module, file->pid)) {
+  if (std::shared_ptr<base::RootDir> root = sessions->module_files_.RootOf(file->module, file->pid)) {
     roots.push_back({root, DebugSearchRoot::Kind::kSystem, "the target's root"});
   }
   roots.insert(roots.end(), sessions->options_.debug_roots.begin(),

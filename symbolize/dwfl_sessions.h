@@ -26,6 +26,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "symbolize/address_space.h"
+#include "symbolize/cfi_unwinder_files.h"
 #include "symbolize/code_location.h"
 #include "symbolize/debug_file_finder.h"
 #include "symbolize/elf_file.h"
@@ -90,8 +91,6 @@ class DwflSessions {
   void Validate(Session* session, uint32_t pid, const AddressSpaceTracker& spaces);
   std::optional<Placement> Place(Session* session, const MappingView& mapping,
                                  const Module& module);
-  std::shared_ptr<base::RootDir> RootOf(const Module& module, uint32_t pid) const;
-  absl::StatusOr<ElfFile> OpenModule(const Module& module, uint32_t pid);
 
   // Dwfl_Callbacks.
   static int FindElf(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, char**, Elf** elfp);
@@ -104,12 +103,11 @@ class DwflSessions {
   const Dwfl_Thread_Callbacks* thread_callbacks_;
   void* thread_arg_;
   Warn warn_;
+  CfiModuleFiles module_files_;
   Dwfl_Callbacks callbacks_ = {};
   absl::flat_hash_map<uint32_t, std::unique_ptr<Session>> sessions_;
   uint64_t clock_ = 0;
   uint64_t resets_ = 0;
-  bool vdso_loaded_ = false;
-  std::string vdso_image_;
 };
 
 // One process's session.

@@ -1,7 +1,6 @@
 #include "symbolize/libunwind_unwinder.h"
 
 #include <libunwind.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <functional>
@@ -13,14 +12,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "symbolize/debug_file_finder.h"
+#include "symbolize/cfi_unwinder_files.h"
 #include "symbolize/eh_frame_table.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/load_layout.h"
-#include "symbolize/vdso_image.h"
 
 // Exported by libunwind-x86_64 but declared by no installed header (perf
 // declares it so too): the binary search of an .eh_frame_hdr table, reading
@@ -55,7 +53,10 @@ using AddressSpacePtr = std::unique_ptr<std::remove_pointer_t<unw_addr_space_t>,
 class LibunwindUnwinder::Impl {
  public:
   Impl(const ProcessFiles* files, size_t max_sessions, std::function<void(std::string)> warn)
-      : files_(files), max_sessions_(std::max<size_t>(1, max_sessions)), warn_(std::move(warn)) {
+      : files_(files),
+        max_sessions_(std::max<size_t>(1, max_sessions)),
+        warn_(std::move(warn)),
+        module_files_(files, warn_) {
     accessors_.find_proc_info = &Impl::FindProcInfo;
     accessors_.put_unwind_info = &Impl::PutUnwindInfo;
     accessors_.get_dyn_info_list_addr = &Impl::GetDynInfoListAddr;
@@ -140,45 +141,12 @@ class LibunwindUnwinder::Impl {
     return &space;
   }
 
-  std::shared_ptr<base::RootDir> RootOf(const Module& module, uint32_t pid) const {
-    std::shared_ptr<base::RootDir> root = files_->RootFor(pid);
-    return root != nullptr ? root : files_->RootFor(module.example_pid);
-  }
-
-  // A module's file: the vdso from our own image, anything else inside the
-  // process's root.
-  absl::StatusOr<ElfFile> OpenModule(const Module& module, uint32_t pid) {
-    if (module.path == "[vdso]") {
-      if (!vdso_loaded_) {
-        vdso_loaded_ = true;
-        absl::StatusOr<std::string> image = ReadOwnVdsoImage();
-        if (image.ok()) vdso_image_ = std::move(*image);
-      }
-      if (vdso_image_.empty()) return absl::NotFoundError("no vdso image");
-      return ElfFile::FromImage(absl::MakeSpan(vdso_image_), "[vdso]");
-    }
-    if (module.path.empty() || module.path[0] == '[') {
-      return absl::NotFoundError(absl::StrCat(module.path, " is not a file"));
-    }
-    std::shared_ptr<base::RootDir> root = RootOf(module, pid);
-    if (root == nullptr) return absl::NotFoundError(absl::StrCat("no root for process ", pid));
-    std::string path(absl::StripSuffix(module.path, kDeletedSuffix));
-    absl::StatusOr<base::UniqueFd> fd = root->OpenFile(path);
-    struct stat st;
-    if (!fd.ok() || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      warn_(absl::StrCat("cannot open ", path, " to unwind through it: ",
-                         fd.ok() ? "not a regular file" : fd.status().message()));
-      return absl::FailedPreconditionError("unreadable");
-    }
-    return ElfFile::Open(std::move(*fd), path);
-  }
-
   const ModuleCfi& CfiOf(int64_t module_index, uint32_t pid, const AddressSpaceTracker& spaces) {
     auto [it, fresh] = modules_.try_emplace(module_index);
     if (fresh) {
       it->second = std::make_unique<ModuleCfi>();
       const Module& module = spaces.modules()[static_cast<size_t>(module_index)];
-      absl::StatusOr<ElfFile> file = OpenModule(module, pid);
+      absl::StatusOr<ElfFile> file = module_files_.Open(module, pid);
       if (file.ok()) {
         it->second->layout = ReadLoadLayout(file->get());
         absl::StatusOr<EhFrameTable> table = ReadEhFrameTable(*file);
@@ -289,6 +257,7 @@ class LibunwindUnwinder::Impl {
   const ProcessFiles* files_;
   const size_t max_sessions_;
   std::function<void(std::string)> warn_;
+  CfiModuleFiles module_files_;
   unw_accessors_t accessors_ = {};
   absl::flat_hash_map<uint32_t, Space> spaces_;
   // By module index; boxed: the processes' Placed point at them.
@@ -296,8 +265,6 @@ class LibunwindUnwinder::Impl {
   std::vector<Placed>* placed_ = nullptr;  // the process's, during a walk
   CfiWalk* walk_ = nullptr;
   uint64_t clock_ = 0;
-  bool vdso_loaded_ = false;
-  std::string vdso_image_;
 };
 
 LibunwindUnwinder::LibunwindUnwinder(const ProcessFiles* files, DwarfUnwinderOptions options)

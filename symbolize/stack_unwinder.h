@@ -6,7 +6,9 @@
 #ifndef PROFCPU_SYMBOLIZE_STACK_UNWINDER_H_
 #define PROFCPU_SYMBOLIZE_STACK_UNWINDER_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -66,6 +68,32 @@ class UserStackUnwinder {
     (void)spaces;
     return {chain, false};
   }
+
+  // The parallel replay (fold/profile_builder_parallel.h). An unwinder one
+  // of `workers` worker threads asks on its own about the samples of its
+  // time slices (in time order), over the same files, answering as this one
+  // would; null when only this one can answer, in recording order (a saved
+  // file's answers come in that order).
+  virtual std::unique_ptr<UserStackUnwinder> NewWorker(size_t workers) {
+    (void)workers;
+    return nullptr;
+  }
+  // A worker's answers handed back in recording order, kept as this one's
+  // own would be (SavingUnwinder saves them).
+  virtual void TookUnwind(uint64_t time_ns, uint32_t tid, const UnwoundStack& answer) {
+    (void)time_ns;
+    (void)tid;
+    (void)answer;
+  }
+  virtual void TookRepair(uint64_t time_ns, uint32_t tid, const std::vector<uint64_t>& chain,
+                          const UnwoundStack& answer) {
+    (void)time_ns;
+    (void)tid;
+    (void)chain;
+    (void)answer;
+  }
+  // After the replay: a worker's counts and warnings added to this one's.
+  virtual void AddWorker(UserStackUnwinder& worker) { (void)worker; }
 };
 
 // The value of perf register `perf_reg` (enum perf_event_x86_regs) in a

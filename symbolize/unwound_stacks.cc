@@ -48,7 +48,7 @@ SavingUnwinder::~SavingUnwinder() { (void)Finish(); }
 UnwoundStack SavingUnwinder::Unwind(const recording::Sample& sample, uint64_t regs_mask,
                                     const AddressSpaceTracker& spaces) {
   UnwoundStack stack = inner_->Unwind(sample, regs_mask, spaces);
-  Save(sample.time_ns, sample.tid, stack.truncated ? kTruncated : 0, stack.ips);
+  TookUnwind(sample.time_ns, sample.tid, stack);
   return stack;
 }
 
@@ -56,6 +56,22 @@ UnwoundStack SavingUnwinder::RepairLeaf(const UserStackCopy& copy,
                                         const std::vector<uint64_t>& chain,
                                         const AddressSpaceTracker& spaces) {
   UnwoundStack stack = inner_->RepairLeaf(copy, chain, spaces);
+  TookRepair(copy.time_ns, copy.tid, chain, stack);
+  return stack;
+}
+
+std::unique_ptr<UserStackUnwinder> SavingUnwinder::NewWorker(size_t workers) {
+  return inner_->NewWorker(workers);
+}
+
+void SavingUnwinder::AddWorker(UserStackUnwinder& worker) { inner_->AddWorker(worker); }
+
+void SavingUnwinder::TookUnwind(uint64_t time_ns, uint32_t tid, const UnwoundStack& stack) {
+  Save(time_ns, tid, stack.truncated ? kTruncated : 0, stack.ips);
+}
+
+void SavingUnwinder::TookRepair(uint64_t time_ns, uint32_t tid, const std::vector<uint64_t>& chain,
+                                const UnwoundStack& stack) {
   const uint8_t truncated = stack.truncated ? kTruncated : 0;
   // The result is either the chain with frames inserted after its leaf, or
   // (no frame record at all) CFI's frames alone.
@@ -64,12 +80,10 @@ UnwoundStack SavingUnwinder::RepairLeaf(const UserStackCopy& copy,
                        stack.ips[0] == chain[0] &&
                        std::equal(chain.begin() + 1, chain.end(), stack.ips.end() - (chain.size() - 1));
   if (spliced) {
-    Save(copy.time_ns, copy.tid, kLeafRepair | truncated,
-         absl::MakeConstSpan(stack.ips).subspan(1, added));
+    Save(time_ns, tid, kLeafRepair | truncated, absl::MakeConstSpan(stack.ips).subspan(1, added));
   } else {
-    Save(copy.time_ns, copy.tid, kLeafRepair | kReplacesChain | truncated, stack.ips);
+    Save(time_ns, tid, kLeafRepair | kReplacesChain | truncated, stack.ips);
   }
-  return stack;
 }
 
 void SavingUnwinder::Save(uint64_t time_ns, uint32_t tid, uint8_t flags,

@@ -46,6 +46,13 @@ class SavingUnwinder : public UserStackUnwinder {
                       const AddressSpaceTracker& spaces) override;
   UnwoundStack RepairLeaf(const UserStackCopy& copy, const std::vector<uint64_t>& chain,
                           const AddressSpaceTracker& spaces) override;
+  // The parallel replay: workers of `inner`'s, whose answers are saved here
+  // as they come back in recording order.
+  std::unique_ptr<UserStackUnwinder> NewWorker(size_t workers) override;
+  void TookUnwind(uint64_t time_ns, uint32_t tid, const UnwoundStack& answer) override;
+  void TookRepair(uint64_t time_ns, uint32_t tid, const std::vector<uint64_t>& chain,
+                  const UnwoundStack& answer) override;
+  void AddWorker(UserStackUnwinder& worker) override;
   // Flushes and closes; the first write error, if any.
   absl::Status Finish();
   bool wrote() const { return file_ != nullptr || !status_.ok(); }

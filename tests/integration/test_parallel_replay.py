@@ -1,7 +1,9 @@
 """The replay split across threads (fold/profile_builder_parallel.h) gives
 the outputs of the one-thread replay byte for byte: real recordings (threads
 and processes coming and going, an exec, JIT code named by a perf map and a
-jitdump) postprocessed with PROFCPU_THREADS=1 and =4, in 10-sample slices."""
+jitdump; stack copies of -callgraph fp+cfi and dwarf, whose unwinder answers
+in recording order) postprocessed with PROFCPU_THREADS=1 and =4, in
+10-sample slices, and a record whose replay split while it unwound."""
 
 import os
 import re
@@ -31,6 +33,18 @@ def postprocess(archive, dest, threads, extra=()):
         text = f.read()
     # The log goes on from the recording's: this postprocess's lines only.
     return text[text.rindex("profcpu postprocess"):]
+
+
+def record_split(out_dir, args, command):
+    """profcpu record with its replay split over 4 threads in 10-sample
+    slices (the unwinder reads the target's files then); the run folder."""
+    env = {**os.environ, "PROFCPU_THREADS": "4", "PROFCPU_REPLAY_SLICE_SAMPLES": "10"}
+    env.pop("DEBUGINFOD_URLS", None)
+    result = subprocess.run([t.PROFCPU, "record", "-out", out_dir, *args, "--", *command],
+                            env=env, capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        raise AssertionError(f"record failed with {result.returncode}:\n{result.stderr}")
+    return result.stdout.strip().splitlines()[-1]
 
 
 def outputs(run_dir):
@@ -75,6 +89,42 @@ class ParallelReplayTest(unittest.TestCase):
             self.assertEqual(sorted(one), sorted(four), what)
             for name in one:
                 self.assertTrue(one[name] == four[name], f"{what}: {name} differs between 1 and 4 threads")
+
+    def assert_unwound(self, run_dir, what):
+        """The recording kept what its unwinder found (postprocess replays it)."""
+        self.assertTrue(os.path.exists(os.path.join(run_dir, "unwound_stacks.bin")), what)
+
+    def test_leaf_repair_of_fp_cfi(self):
+        # write(2)'s glibc wrapper keeps no frame: the repair puts writer() back.
+        run_dir, _ = t.record(os.path.join(self.tmp.path, "fpcfi"),
+                              ["-freq", "4999", "-callgraph", "fp+cfi"],
+                              [t.fixture("leaf_callers"), "writer", "2"])
+        self.assert_unwound(run_dir, "leaf_callers")
+        self.assert_same_outputs(run_dir, "leaf_callers")
+
+    def test_dwarf_stacks(self):
+        run_dir, _ = t.record(os.path.join(self.tmp.path, "dwarf"),
+                              ["-freq", "999", "-callgraph", "dwarf"],
+                              [t.fixture("demo_workload"), "2"])
+        self.assert_unwound(run_dir, "demo_workload dwarf")
+        self.assert_same_outputs(run_dir, "demo_workload dwarf")
+
+    def test_record_unwinding_while_split(self):
+        """Right after collection the unwinder reads the target's files, for
+        the tracker, in order: the record's own outputs (replay split) are
+        those of a one-thread postprocess of its archive (saved unwinds)."""
+        for callgraph in ("fp+cfi", "dwarf"):
+            run_dir = record_split(os.path.join(self.tmp.path, f"split-{callgraph}"),
+                                   ["-freq", "999", "-callgraph", callgraph],
+                                   [t.fixture("demo_workload"), "2"])
+            with open(os.path.join(run_dir, "profcpu.log"), encoding="utf-8", errors="replace") as f:
+                self.assertIn("parallel replay:", f.read(), callgraph)
+            self.assert_unwound(run_dir, callgraph)
+            one_dir = os.path.join(self.tmp.path, f"split-{callgraph}-one", "run")
+            postprocess(os.path.join(run_dir, "prof.tar.gz"), one_dir, 1)
+            recorded, one = outputs(run_dir), outputs(one_dir)
+            for name in ("folded_stacks.out", "perf_script.out", "flamegraph.svg"):
+                self.assertTrue(recorded[name] == one[name], f"{callgraph}: {name} differs")
 
     def test_threads_coming_and_going(self):
         run_dir, _ = t.record(os.path.join(self.tmp.path, "churn"),
