@@ -5,9 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "fold/folded_writer_order.h"
 #include "fold/perf_script_writer.h"
 #include "fold/profile_test_util.h"
 #include "fold/stackcollapse.h"
@@ -212,6 +214,51 @@ TEST(FoldedWriterTest, MatchesStackcollapseOnRandomProfiles) {
     ExpectSameAsStackcollapse(m.profile(), absl::StrCat("round ", round));
     if (HasFailure()) break;
   }
+}
+
+// Distinct deep stacks over names that are prefixes of one another, with
+// the bytes around ';' after them (':' and ' ' sort before it, 'a' after):
+// more stacks than one thread's run of the sort, so it splits.
+FoldedProfile RandomDeepStacks(bool semicolon_comm) {
+  const std::vector<std::string> names = {"f", "f:", "f::g", "f a", "fa", "f!", "g", "", "\xff",
+                                          "f::", "g(int)"};
+  std::mt19937 random(11);
+  FoldedProfile folded;
+  absl::flat_hash_set<std::string> texts;
+  while (folded.stacks.size() < 40000) {
+    std::vector<absl::string_view> frames;
+    frames.push_back(semicolon_comm && random() % 2 ? "a;b" : "a");
+    for (int depth = 1 + static_cast<int>(random() % 12); depth > 0; --depth) {
+      frames.push_back(names[random() % names.size()]);
+    }
+    if (!texts.insert(absl::StrJoin(frames, ";")).second) continue;
+    folded.AddStack(absl::MakeConstSpan(frames), 1 + random() % 5);
+  }
+  return folded;
+}
+
+TEST(FoldedWriterTest, SortsByJoinedTextOnAnyNumberOfThreads) {
+  for (bool semicolon_comm : {false, true}) {
+    for (int threads : {1, 4}) {
+      FoldedProfile folded = RandomDeepStacks(semicolon_comm);
+      SortByJoinedText(folded.names(), &folded.stacks, threads);
+      for (size_t i = 1; i < folded.stacks.size(); ++i) {
+        ASSERT_LT(folded.JoinedText(folded.stacks[i - 1]), folded.JoinedText(folded.stacks[i]))
+            << "stack " << i << " threads " << threads << " semicolon " << semicolon_comm;
+      }
+    }
+  }
+}
+
+TEST(FoldedWriterTest, PrintsTheSameBytesOnThreads) {
+  FoldedProfile folded = RandomDeepStacks(false);
+  folded.count_unit = 0.01;  // counts with decimals too
+  const std::string serial = FormatFolded(folded, 1);
+  EXPECT_EQ(FormatFolded(folded, 3), serial);
+  EXPECT_EQ(FormatFolded(folded, 16), serial);
+  folded.differential = true;
+  EXPECT_NE(FormatFolded(folded, 1), serial);
+  EXPECT_EQ(FormatFolded(folded, 5), FormatFolded(folded, 1));
 }
 
 }  // namespace
