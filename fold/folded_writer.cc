@@ -60,6 +60,39 @@ struct FramesOf {
   absl::Span<const uint32_t> operator()(const FoldedStack& stack) const { return stack.frames; }
 };
 
+// How many stacks one task of FoldCounts names, at least.
+constexpr size_t kEntriesPerNameTask = 4096;
+
+// Merges stacks of the same frames into the first one met of them.
+void MergeAlikeFrames(std::vector<FoldedStack>* stacks) {
+  std::vector<FoldedStack> merged;
+  merged.reserve(stacks->size());
+  IdListIndex<FoldedStack, FramesOf> index(&merged, stacks->size());
+  for (FoldedStack& stack : *stacks) {
+    if (std::optional<uint32_t> found = index.Find(stack.frames)) {
+      merged[*found].count += stack.count;
+    } else {
+      merged.push_back(std::move(stack));
+      index.Insert(static_cast<uint32_t>(merged.size() - 1));
+    }
+  }
+  *stacks = std::move(merged);
+}
+
+// Merges sorted stacks of the same frames, side by side.
+void MergeNeighbours(std::vector<FoldedStack>* stacks) {
+  size_t kept = 0;
+  for (size_t i = 0; i < stacks->size(); ++i) {
+    FoldedStack& stack = (*stacks)[i];
+    if (kept > 0 && (*stacks)[kept - 1].frames == stack.frames) {
+      (*stacks)[kept - 1].count += stack.count;
+    } else if (kept++ != i) {
+      (*stacks)[kept - 1] = std::move(stack);
+    }
+  }
+  stacks->resize(kept);
+}
+
 // With a comm holding ';', different frame lists can join into one text
 // ("a;b" + "c" and "a" + "b;c"); stackcollapse merges by text, so merge them.
 void MergeAlikeTexts(const FoldedProfile& folded, std::vector<FoldedStack>* stacks) {
@@ -80,7 +113,7 @@ void MergeAlikeTexts(const FoldedProfile& folded, std::vector<FoldedStack>* stac
 
 FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts,
                          const FoldOptions& options, base::ParallelStage* stage) {
-  base::ParallelStage sort_stage;
+  base::ParallelStage split;
   const double start_wall = base::MonotonicSeconds();
   const double start_cpu = base::ThreadCpuSeconds();
   const auto& counts = stack_counts.weights;
@@ -106,45 +139,68 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
     return it->second;
   };
 
-  // Different stacks may name alike: merge by frames.
-  std::vector<FoldedStack> stacks;
-  stacks.reserve(counts.size());
-  IdListIndex<FoldedStack, FramesOf> index(&stacks, counts.size());
-  std::vector<uint32_t> frames;
+  // First, in the counts' order as ever, every name is interned, so the
+  // name table and its ids come out the same; only then are the stacks'
+  // frame lists built, side by side (each location's ids are known by now).
+  struct Entry {
+    uint32_t stack;
+    uint32_t root;
+    bool java;
+    uint64_t count;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(counts.size());
   for (const auto& [key, count] : counts) {
     const auto [root, java] = root_of(key);
-    frames.clear();
-    frames.push_back(root);
-    const std::vector<uint32_t>& locations = profile.stack(key.stack);
-    for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
-      const std::vector<uint32_t>& ids = namer.NameIds(*it, java, intern);
-      frames.insert(frames.end(), ids.begin(), ids.end());
-    }
-    if (std::optional<uint32_t> found = index.Find(frames)) {
-      stacks[*found].count += count;
-    } else {
-      FoldedStack& stack = stacks.emplace_back();
-      stack.frames = frames;
-      stack.count = count;
-      index.Insert(static_cast<uint32_t>(stacks.size() - 1));
-    }
+    for (uint32_t location : profile.stack(key.stack)) namer.NameIds(location, java, intern);
+    entries.push_back({key.stack, root, java, count});
   }
+  std::vector<FoldedStack> stacks(entries.size());
+  const size_t threads = static_cast<size_t>(std::max(options.threads, 1));
+  const size_t name_tasks = std::min(entries.size() / kEntriesPerNameTask + 1, 4 * threads);
+  // NameIds only reads by now (every location was named above): safe side by side.
+  double own_task_cpu = base::RunTimedTasks(name_tasks, threads, [&](size_t task) {
+    const size_t end = entries.size() * (task + 1) / name_tasks;
+    for (size_t i = entries.size() * task / name_tasks; i < end; ++i) {
+      const Entry& entry = entries[i];
+      const std::vector<uint32_t>& locations = profile.stack(entry.stack);
+      size_t size = 1;
+      for (uint32_t location : locations) size += namer.NameIds(location, entry.java, intern).size();
+      std::vector<uint32_t>& frames = stacks[i].frames;
+      frames.reserve(size);
+      frames.push_back(entry.root);
+      for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
+        const std::vector<uint32_t>& ids = namer.NameIds(*it, entry.java, intern);
+        frames.insert(frames.end(), ids.begin(), ids.end());
+      }
+      stacks[i].count = entry.count;
+    }
+  }, &split);
+  entries = {};
 
+  // Different stacks may name alike: merge them.
   const std::vector<std::string>& names = folded.names();
-  // With a comm holding ';', different frame lists can join into one text.
   if (std::any_of(names.begin(), names.end(),
                   [](const std::string& name) { return absl::StrContains(name, ';'); })) {
+    // With a comm holding ';', different frame lists can join into one
+    // text: merged by text, the first one met kept (stackcollapse merges by
+    // text), which needs them in the counts' order.
+    MergeAlikeFrames(&stacks);
     MergeAlikeTexts(folded, &stacks);
+    own_task_cpu += SortByJoinedText(names, &stacks, options.threads, &split);
+  } else {
+    // Frame lists that join alike are alike: the sort puts them side by side.
+    own_task_cpu += SortByJoinedText(names, &stacks, options.threads, &split);
+    MergeNeighbours(&stacks);
   }
-  const double own_sort_cpu = SortByJoinedText(names, &stacks, options.threads, &sort_stage);
   if (stage != nullptr) {
-    // Naming and merging the stacks did not split; the sort's tasks did.
+    // Interning the names and merging the stacks did not split; the rest did.
     stage->wall += base::MonotonicSeconds() - start_wall;
-    stage->serial += std::max(0.0, base::ThreadCpuSeconds() - start_cpu - own_sort_cpu);
-    stage->tasks += sort_stage.tasks;
-    stage->threads = std::max(stage->threads, sort_stage.threads);
-    stage->longest_task = std::max(stage->longest_task, sort_stage.longest_task);
-    stage->task_cpu += sort_stage.task_cpu;
+    stage->serial += std::max(0.0, base::ThreadCpuSeconds() - start_cpu - own_task_cpu);
+    stage->tasks += split.tasks;
+    stage->threads = std::max(stage->threads, split.threads);
+    stage->longest_task = std::max(stage->longest_task, split.longest_task);
+    stage->task_cpu += split.task_cpu;
   }
   folded.stacks = std::move(stacks);
   return folded;

@@ -41,8 +41,8 @@ class JoinedTextOrder {
 };
 
 // Sorts `stacks` (frames naming into `names`) by their joined text, on up
-// to `threads` threads. No two stacks may join into the same text (merge
-// them first): the sort is not stable. Adds its tasks, if it split, to
+// to `threads` threads. Not stable: stacks that join into the same text
+// end up side by side, in no given order. Adds its tasks, if it split, to
 // `stage`; returns the calling thread's CPU seconds in them.
 double SortByJoinedText(const std::vector<std::string>& names, std::vector<FoldedStack>* stacks,
                         int threads, base::ParallelStage* stage = nullptr);
