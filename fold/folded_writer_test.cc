@@ -261,5 +261,42 @@ TEST(FoldedWriterTest, PrintsTheSameBytesOnThreads) {
   EXPECT_EQ(FormatFolded(folded, 5), FormatFolded(folded, 1));
 }
 
+// Enough samples that FoldCounts names and sorts in several tasks: the
+// same stacks and counts on any number of threads, each text once
+// (locations that name alike merged), in text order.
+TEST(FoldedWriterTest, FoldsTheSameOnThreads) {
+  ProfileMaker m;
+  std::mt19937 random(5);
+  std::vector<uint32_t> locations;
+  for (int i = 0; i < 40; ++i) {
+    // Several addresses per function: stacks of different locations name alike.
+    locations.push_back(m.Location(0x1000 + 16 * i, false, "/bin/x",
+                                   {{absl::StrCat("f", i % 13, i % 3 == 0 ? "::g" : ""), 0}}));
+  }
+  for (int s = 0; s < 30000; ++s) {
+    std::vector<uint32_t> stack;
+    for (int n = 1 + static_cast<int>(random() % 24); n > 0; --n) {
+      stack.push_back(locations[random() % locations.size()]);
+    }
+    const uint32_t pid = 1 + random() % 2;
+    m.Sample(pid == 1 ? "one" : "two", pid, pid, 0, 1000ull * s, 1, "cycles", stack);
+  }
+  FoldOptions one_thread;
+  const FoldedProfile serial = FoldProfile(m.profile(), one_thread);
+  FoldOptions four_threads;
+  four_threads.threads = 4;
+  const FoldedProfile split = FoldProfile(m.profile(), four_threads);
+  EXPECT_EQ(FormatFolded(split, 4), FormatFolded(serial));
+  ASSERT_GT(serial.stacks.size(), 2 * 8192u);  // the sort split
+  uint64_t total = 0;
+  for (size_t i = 0; i < serial.stacks.size(); ++i) {
+    total += serial.stacks[i].count;
+    if (i > 0) {
+      ASSERT_LT(serial.JoinedText(serial.stacks[i - 1]), serial.JoinedText(serial.stacks[i]));
+    }
+  }
+  EXPECT_EQ(total, 30000u);
+}
+
 }  // namespace
 }  // namespace profcpu::fold
