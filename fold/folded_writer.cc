@@ -152,7 +152,10 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
   entries.reserve(counts.size());
   for (const auto& [key, count] : counts) {
     const auto [root, java] = root_of(key);
-    for (uint32_t location : profile.stack(key.stack)) namer.NameIds(location, java, intern);
+    const std::vector<uint32_t>& locations = profile.stack(key.stack);
+    for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
+      namer.NameIds(*it, java, intern);
+    }
     entries.push_back({key.stack, root, java, count});
   }
   std::vector<FoldedStack> stacks(entries.size());

@@ -116,7 +116,7 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   PROFCPU_RETURN_IF_ERROR(fold::WriteFoldedFile(folded, path(recording::kFoldedFile),
                                                 fold_options.threads, &folded_stage));
   times->Done("folded");
-  if (folded_stage.tasks > 0) {
+  if (fold_options.threads > 1) {
     folded_stage.wall = base::MonotonicSeconds() - folded_start;
     log->Info(base::ParallelStageLine("folded", folded_stage));
   }
