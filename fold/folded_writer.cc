@@ -1,6 +1,7 @@
 #include "fold/folded_writer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -150,11 +151,18 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
   };
   std::vector<Entry> entries;
   entries.reserve(counts.size());
+  // Whether a location was named, per Java root or not: millions of frames
+  // are walked here, a few hundred locations named.
+  std::vector<uint8_t> named(2 * profile.location_count());
   for (const auto& [key, count] : counts) {
     const auto [root, java] = root_of(key);
     const std::vector<uint32_t>& locations = profile.stack(key.stack);
     for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
-      namer.NameIds(*it, java, intern);
+      uint8_t& done = named[2 * size_t{*it} + (java ? 1 : 0)];
+      if (!done) {
+        done = 1;
+        namer.NameIds(*it, java, intern);
+      }
     }
     entries.push_back({key.stack, root, java, count});
   }
