@@ -1,5 +1,6 @@
 #include "fold/folded_writer.h"
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <utility>
@@ -9,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "fold/folded_writer_order.h"
 #include "fold/perf_script_writer.h"
 #include "fold/profile_test_util.h"
