@@ -1,8 +1,9 @@
 #include "fold/folded_writer.h"
 
 #include <algorithm>
-#include <cstring>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/timed_tasks.h"
+#include "fold/folded_writer_order.h"
 #include "fold/frame_name.h"
 #include "fold/id_list_index.h"
 #include "fold/location_namer.h"
@@ -53,49 +56,43 @@ FoldedProfile FoldProfile(const Profile& profile, const FoldOptions& options) {
 
 namespace {
 
-// stackcollapse sorts stacks by their joined text, bytewise ("a!b" sorts
-// before "a;b"). Over interned frames that is: the first frame that differs
-// decides, compared as the name followed by what comes after it in the text
-// (';' if more frames follow, the end of the text otherwise). Names never
-// hold ';' (the naming rules turn it into ':').
-std::string TextFrom(const std::vector<uint32_t>& frames, size_t i,
-                     const std::vector<std::string>& names) {
-  std::string text;
-  for (size_t first = i; i < frames.size(); ++i) {
-    absl::StrAppend(&text, i == first ? "" : ";", names[frames[i]]);
-  }
-  return text;
-}
-
-bool JoinedTextLess(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
-                    const std::vector<std::string>& names,
-                    const std::vector<bool>& has_semicolon) {
-  const size_t common = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < common && a[i] == b[i]) ++i;
-  if (i == common) return a.size() < b.size();  // a prefix sorts first
-  if (has_semicolon[a[i]] || has_semicolon[b[i]]) {
-    // A comm holding ';' (frame names never do): compare the texts.
-    return TextFrom(a, i, names) < TextFrom(b, i, names);
-  }
-  const absl::string_view x = names[a[i]], y = names[b[i]];
-  const size_t bytes = std::min(x.size(), y.size());
-  if (bytes > 0) {
-    const int order = std::memcmp(x.data(), y.data(), bytes);
-    if (order != 0) return order < 0;
-  }
-  // One name is a prefix of the other (they differ, so not equal): the
-  // shorter one is followed by ';' or by the end of its text.
-  if (x.size() < y.size()) {
-    return i + 1 == a.size() || static_cast<unsigned char>(y[bytes]) > ';';
-  }
-  return i + 1 != b.size() && static_cast<unsigned char>(x[bytes]) < ';';
-}
-
 // A folded stack's frame ids, for IdListIndex.
 struct FramesOf {
   absl::Span<const uint32_t> operator()(const FoldedStack& stack) const { return stack.frames; }
 };
+
+// How many stacks one task of FoldCounts names, at least.
+constexpr size_t kEntriesPerNameTask = 4096;
+
+// Merges stacks of the same frames into the first one met of them.
+void MergeAlikeFrames(std::vector<FoldedStack>* stacks) {
+  std::vector<FoldedStack> merged;
+  merged.reserve(stacks->size());
+  IdListIndex<FoldedStack, FramesOf> index(&merged, stacks->size());
+  for (FoldedStack& stack : *stacks) {
+    if (std::optional<uint32_t> found = index.Find(stack.frames)) {
+      merged[*found].count += stack.count;
+    } else {
+      merged.push_back(std::move(stack));
+      index.Insert(static_cast<uint32_t>(merged.size() - 1));
+    }
+  }
+  *stacks = std::move(merged);
+}
+
+// Merges sorted stacks of the same frames, side by side.
+void MergeNeighbours(std::vector<FoldedStack>* stacks) {
+  size_t kept = 0;
+  for (size_t i = 0; i < stacks->size(); ++i) {
+    FoldedStack& stack = (*stacks)[i];
+    if (kept > 0 && (*stacks)[kept - 1].frames == stack.frames) {
+      (*stacks)[kept - 1].count += stack.count;
+    } else if (kept++ != i) {
+      (*stacks)[kept - 1] = std::move(stack);
+    }
+  }
+  stacks->resize(kept);
+}
 
 // With a comm holding ';', different frame lists can join into one text
 // ("a;b" + "c" and "a" + "b;c"); stackcollapse merges by text, so merge them.
@@ -116,7 +113,10 @@ void MergeAlikeTexts(const FoldedProfile& folded, std::vector<FoldedStack>* stac
 }  // namespace
 
 FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts,
-                         const FoldOptions& options) {
+                         const FoldOptions& options, base::ParallelStage* stage) {
+  base::ParallelStage split;
+  const double start_wall = base::MonotonicSeconds();
+  const double start_cpu = base::ThreadCpuSeconds();
   const auto& counts = stack_counts.weights;
   FoldedProfile folded;
   LocationNamer namer(profile, options);
@@ -140,41 +140,79 @@ FoldedProfile FoldCounts(const Profile& profile, const StackCounts& stack_counts
     return it->second;
   };
 
-  // Different stacks may name alike: merge by frames.
-  std::vector<FoldedStack> stacks;
-  stacks.reserve(counts.size());
-  IdListIndex<FoldedStack, FramesOf> index(&stacks, counts.size());
-  std::vector<uint32_t> frames;
+  // First, in the counts' order as ever, every name is interned, so the
+  // name table and its ids come out the same; only then are the stacks'
+  // frame lists built, side by side (each location's ids are known by now).
+  struct Entry {
+    uint32_t stack;
+    uint32_t root;
+    bool java;
+    uint64_t count;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(counts.size());
+  // Whether a location was named, per Java root or not: millions of frames
+  // are walked here, a few hundred locations named.
+  std::vector<uint8_t> named(2 * profile.location_count());
   for (const auto& [key, count] : counts) {
     const auto [root, java] = root_of(key);
-    frames.clear();
-    frames.push_back(root);
     const std::vector<uint32_t>& locations = profile.stack(key.stack);
     for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
-      const std::vector<uint32_t>& ids = namer.NameIds(*it, java, intern);
-      frames.insert(frames.end(), ids.begin(), ids.end());
+      uint8_t& done = named[2 * size_t{*it} + (java ? 1 : 0)];
+      if (!done) {
+        done = 1;
+        namer.NameIds(*it, java, intern);
+      }
     }
-    if (std::optional<uint32_t> found = index.Find(frames)) {
-      stacks[*found].count += count;
-    } else {
-      FoldedStack& stack = stacks.emplace_back();
-      stack.frames = frames;
-      stack.count = count;
-      index.Insert(static_cast<uint32_t>(stacks.size() - 1));
-    }
+    entries.push_back({key.stack, root, java, count});
   }
+  std::vector<FoldedStack> stacks(entries.size());
+  const size_t threads = static_cast<size_t>(std::max(options.threads, 1));
+  const size_t name_tasks = std::min(entries.size() / kEntriesPerNameTask + 1, 4 * threads);
+  // NameIds only reads by now (every location was named above): safe side by side.
+  double own_task_cpu = base::RunTimedTasks(name_tasks, threads, [&](size_t task) {
+    const size_t end = entries.size() * (task + 1) / name_tasks;
+    for (size_t i = entries.size() * task / name_tasks; i < end; ++i) {
+      const Entry& entry = entries[i];
+      const std::vector<uint32_t>& locations = profile.stack(entry.stack);
+      size_t size = 1;
+      for (uint32_t location : locations) size += namer.NameIds(location, entry.java, intern).size();
+      std::vector<uint32_t>& frames = stacks[i].frames;
+      frames.reserve(size);
+      frames.push_back(entry.root);
+      for (auto it = locations.rbegin(); it != locations.rend(); ++it) {
+        const std::vector<uint32_t>& ids = namer.NameIds(*it, entry.java, intern);
+        frames.insert(frames.end(), ids.begin(), ids.end());
+      }
+      stacks[i].count = entry.count;
+    }
+  }, &split);
+  entries = {};
 
+  // Different stacks may name alike: merge them.
   const std::vector<std::string>& names = folded.names();
-  std::vector<bool> has_semicolon(names.size());
-  bool any_semicolon = false;
-  for (size_t i = 0; i < names.size(); ++i) {
-    has_semicolon[i] = absl::StrContains(names[i], ';');
-    any_semicolon = any_semicolon || has_semicolon[i];
+  if (std::any_of(names.begin(), names.end(),
+                  [](const std::string& name) { return absl::StrContains(name, ';'); })) {
+    // With a comm holding ';', different frame lists can join into one
+    // text: merged by text, the first one met kept (stackcollapse merges by
+    // text), which needs them in the counts' order.
+    MergeAlikeFrames(&stacks);
+    MergeAlikeTexts(folded, &stacks);
+    own_task_cpu += SortByJoinedText(names, &stacks, options.threads, &split);
+  } else {
+    // Frame lists that join alike are alike: the sort puts them side by side.
+    own_task_cpu += SortByJoinedText(names, &stacks, options.threads, &split);
+    MergeNeighbours(&stacks);
   }
-  if (any_semicolon) MergeAlikeTexts(folded, &stacks);
-  std::sort(stacks.begin(), stacks.end(), [&](const FoldedStack& a, const FoldedStack& b) {
-    return JoinedTextLess(a.frames, b.frames, names, has_semicolon);
-  });
+  if (stage != nullptr) {
+    // Interning the names and merging the stacks did not split; the rest did.
+    stage->wall += base::MonotonicSeconds() - start_wall;
+    stage->serial += std::max(0.0, base::ThreadCpuSeconds() - start_cpu - own_task_cpu);
+    stage->tasks += split.tasks;
+    stage->threads = std::max(stage->threads, split.threads);
+    stage->longest_task = std::max(stage->longest_task, split.longest_task);
+    stage->task_cpu += split.task_cpu;
+  }
   folded.stacks = std::move(stacks);
   return folded;
 }
@@ -198,39 +236,87 @@ void AppendCount(uint64_t count, int decimals, std::string* out) {
   absl::StrAppend(out, ".", fraction);
 }
 
-}  // namespace
+// How many stacks one task formats: deep stacks print about a kilobyte
+// each, so a round of 16 tasks holds a few megabytes.
+constexpr size_t kStacksPerTask = 512;
 
-absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out) {
-  int decimals = 0;
-  for (double unit = folded.count_unit; unit < 0.99 && decimals < 18; unit *= 10) ++decimals;
+void AppendStack(const FoldedProfile& folded, const FoldedStack& stack, int decimals,
+                 std::string* buffer) {
   const std::vector<std::string>& names = folded.names();
-  for (const FoldedStack& stack : folded.stacks) {
-    std::string* buffer = out->buffer();
-    for (size_t i = 0; i < stack.frames.size(); ++i) {
-      if (i > 0) buffer->push_back(';');
-      buffer->append(names[stack.frames[i]]);
-    }
-    if (folded.differential) {
-      buffer->push_back(' ');
-      AppendCount(stack.baseline, decimals, buffer);
-    }
-    buffer->push_back(' ');
-    AppendCount(stack.count, decimals, buffer);
-    buffer->push_back('\n');
-    out->MaybeFlush();
+  for (size_t i = 0; i < stack.frames.size(); ++i) {
+    if (i > 0) buffer->push_back(';');
+    buffer->append(names[stack.frames[i]]);
   }
-  return out->Finish();
+  if (folded.differential) {
+    buffer->push_back(' ');
+    AppendCount(stack.baseline, decimals, buffer);
+  }
+  buffer->push_back(' ');
+  AppendCount(stack.count, decimals, buffer);
+  buffer->push_back('\n');
 }
 
-std::string FormatFolded(const FoldedProfile& folded) {
+// Rounds of `threads` tasks, each formatting kStacksPerTask stacks into a
+// text of its own, side by side; then the round's texts go to `out` in
+// order (whose own thread writes them to the file meanwhile). Adds the
+// tasks to `stage`; returns this thread's CPU seconds in them.
+double WriteFoldedOnThreads(const FoldedProfile& folded, int decimals, size_t threads,
+                            OutputBuffer* out, base::ParallelStage* stage) {
+  const std::vector<FoldedStack>& stacks = folded.stacks;
+  const size_t tasks = (stacks.size() + kStacksPerTask - 1) / kStacksPerTask;
+  std::vector<std::string> texts(threads);
+  double own_cpu = 0;
+  for (size_t first = 0; first < tasks; first += threads) {
+    const size_t round = std::min(threads, tasks - first);
+    auto format = [&](size_t slot) {
+      const size_t begin = (first + slot) * kStacksPerTask;
+      const size_t end = std::min(begin + kStacksPerTask, stacks.size());
+      texts[slot].clear();
+      for (size_t i = begin; i < end; ++i) AppendStack(folded, stacks[i], decimals, &texts[slot]);
+    };
+    own_cpu += base::RunTimedTasks(round, threads, format, stage);
+    for (size_t slot = 0; slot < round; ++slot) out->Append(texts[slot]);
+  }
+  return own_cpu;
+}
+
+}  // namespace
+
+absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out, int threads,
+                         base::ParallelStage* stage) {
+  int decimals = 0;
+  for (double unit = folded.count_unit; unit < 0.99 && decimals < 18; unit *= 10) ++decimals;
+  if (threads <= 1 || folded.stacks.size() <= kStacksPerTask) {
+    for (const FoldedStack& stack : folded.stacks) {
+      AppendStack(folded, stack, decimals, out->buffer());
+      out->MaybeFlush();
+    }
+    return out->Finish();
+  }
+  base::ParallelStage ignored;
+  if (stage == nullptr) stage = &ignored;
+  const double start_wall = base::MonotonicSeconds();
+  const double start_cpu = base::ThreadCpuSeconds();
+  const double own_task_cpu =
+      WriteFoldedOnThreads(folded, decimals, static_cast<size_t>(threads), out, stage);
+  absl::Status status = out->Finish();
+  stage->wall += base::MonotonicSeconds() - start_wall;
+  // Handing the texts on (and waiting for the file's writes) did not split.
+  stage->serial += std::max(0.0, base::ThreadCpuSeconds() - start_cpu - own_task_cpu);
+  return status;
+}
+
+std::string FormatFolded(const FoldedProfile& folded, int threads) {
   std::string text;
   OutputBuffer out(&text);
-  WriteFolded(folded, &out).IgnoreError();  // a string sink cannot fail
+  WriteFolded(folded, &out, threads).IgnoreError();  // a string sink cannot fail
   return text;
 }
 
-absl::Status WriteFoldedFile(const FoldedProfile& folded, const std::string& path) {
-  return WriteFileThrough(path, [&](OutputBuffer* out) { return WriteFolded(folded, out); });
+absl::Status WriteFoldedFile(const FoldedProfile& folded, const std::string& path, int threads,
+                             base::ParallelStage* stage) {
+  return WriteFileThrough(
+      path, [&](OutputBuffer* out) { return WriteFolded(folded, out, threads, stage); });
 }
 
 }  // namespace profcpu::fold

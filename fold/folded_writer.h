@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "base/stage_times.h"
 #include "fold/folded_profile.h"
 #include "fold/output_buffer.h"
 #include "fold/profile.h"
@@ -43,6 +44,8 @@ struct FoldOptions {
   // Count periods instead of samples, as stackcollapse-perf.pl 41fee1f does
   // (a period of 0 counts 1, as there).
   bool weight_by_period = false;
+  // Threads FoldCounts may sort on (the order is the same on any number).
+  int threads = 1;
 };
 
 // Whether a sample's event is the one folding keeps (options.event_filter,
@@ -86,15 +89,22 @@ struct StackCounts {
 };
 StackCounts CountStacks(const Profile& profile, const FoldOptions& options);
 // `options` must count as the ones `counts` was made with; their naming
-// options (annotations, addresses) may differ.
+// options (annotations, addresses) may differ. `stage`, if given, receives
+// what the sort's split spent (the naming's CPU counted as serial).
 FoldedProfile FoldCounts(const Profile& profile, const StackCounts& counts,
-                         const FoldOptions& options);
+                         const FoldOptions& options, base::ParallelStage* stage = nullptr);
 
-// "frame;frame;... count\n" per stack, in the FoldedProfile's order.
-absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out);
-std::string FormatFolded(const FoldedProfile& folded);
+// "frame;frame;... count\n" per stack, in the FoldedProfile's order. With
+// `threads` > 1, runs of stacks are formatted side by side, a few at a time
+// (the memory held is a few runs' text, not the file's), and handed to `out`
+// in order: the same bytes. `stage`, if given, receives what that split
+// spent, for profcpu.log.
+absl::Status WriteFolded(const FoldedProfile& folded, OutputBuffer* out, int threads = 1,
+                         base::ParallelStage* stage = nullptr);
+std::string FormatFolded(const FoldedProfile& folded, int threads = 1);
 // WriteFolded into a new file at `path`, streamed.
-absl::Status WriteFoldedFile(const FoldedProfile& folded, const std::string& path);
+absl::Status WriteFoldedFile(const FoldedProfile& folded, const std::string& path,
+                             int threads = 1, base::ParallelStage* stage = nullptr);
 
 }  // namespace profcpu::fold
 

@@ -1,13 +1,18 @@
 #include "fold/folded_writer.h"
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "fold/folded_writer_order.h"
 #include "fold/perf_script_writer.h"
 #include "fold/profile_test_util.h"
 #include "fold/stackcollapse.h"
@@ -212,6 +217,88 @@ TEST(FoldedWriterTest, MatchesStackcollapseOnRandomProfiles) {
     ExpectSameAsStackcollapse(m.profile(), absl::StrCat("round ", round));
     if (HasFailure()) break;
   }
+}
+
+// Distinct deep stacks over names that are prefixes of one another, with
+// the bytes around ';' after them (':' and ' ' sort before it, 'a' after):
+// more stacks than one thread's run of the sort, so it splits.
+FoldedProfile RandomDeepStacks(bool semicolon_comm) {
+  const std::vector<std::string> names = {"f", "f:", "f::g", "f a", "fa", "f!", "g", "", "\xff",
+                                          "f::", "g(int)"};
+  std::mt19937 random(11);
+  FoldedProfile folded;
+  absl::flat_hash_set<std::string> texts;
+  while (folded.stacks.size() < 40000) {
+    std::vector<absl::string_view> frames;
+    frames.push_back(semicolon_comm && random() % 2 ? "a;b" : "a");
+    for (int depth = 1 + static_cast<int>(random() % 12); depth > 0; --depth) {
+      frames.push_back(names[random() % names.size()]);
+    }
+    if (!texts.insert(absl::StrJoin(frames, ";")).second) continue;
+    folded.AddStack(absl::MakeConstSpan(frames), 1 + random() % 5);
+  }
+  return folded;
+}
+
+TEST(FoldedWriterTest, SortsByJoinedTextOnAnyNumberOfThreads) {
+  for (bool semicolon_comm : {false, true}) {
+    for (int threads : {1, 4}) {
+      FoldedProfile folded = RandomDeepStacks(semicolon_comm);
+      SortByJoinedText(folded.names(), &folded.stacks, threads);
+      for (size_t i = 1; i < folded.stacks.size(); ++i) {
+        ASSERT_LT(folded.JoinedText(folded.stacks[i - 1]), folded.JoinedText(folded.stacks[i]))
+            << "stack " << i << " threads " << threads << " semicolon " << semicolon_comm;
+      }
+    }
+  }
+}
+
+TEST(FoldedWriterTest, PrintsTheSameBytesOnThreads) {
+  FoldedProfile folded = RandomDeepStacks(false);
+  folded.count_unit = 0.01;  // counts with decimals too
+  const std::string serial = FormatFolded(folded, 1);
+  EXPECT_EQ(FormatFolded(folded, 3), serial);
+  EXPECT_EQ(FormatFolded(folded, 16), serial);
+  folded.differential = true;
+  EXPECT_NE(FormatFolded(folded, 1), serial);
+  EXPECT_EQ(FormatFolded(folded, 5), FormatFolded(folded, 1));
+}
+
+// Enough samples that FoldCounts names and sorts in several tasks: the
+// same stacks and counts on any number of threads, each text once
+// (locations that name alike merged), in text order.
+TEST(FoldedWriterTest, FoldsTheSameOnThreads) {
+  ProfileMaker m;
+  std::mt19937 random(5);
+  std::vector<uint32_t> locations;
+  for (int i = 0; i < 40; ++i) {
+    // Several addresses per function: stacks of different locations name alike.
+    locations.push_back(m.Location(0x1000 + 16 * i, false, "/bin/x",
+                                   {{absl::StrCat("f", i % 13, i % 3 == 0 ? "::g" : ""), 0}}));
+  }
+  for (int s = 0; s < 30000; ++s) {
+    std::vector<uint32_t> stack;
+    for (int n = 1 + static_cast<int>(random() % 24); n > 0; --n) {
+      stack.push_back(locations[random() % locations.size()]);
+    }
+    const uint32_t pid = 1 + random() % 2;
+    m.Sample(pid == 1 ? "one" : "two", pid, pid, 0, 1000ull * s, 1, "cycles", stack);
+  }
+  FoldOptions one_thread;
+  const FoldedProfile serial = FoldProfile(m.profile(), one_thread);
+  FoldOptions four_threads;
+  four_threads.threads = 4;
+  const FoldedProfile split = FoldProfile(m.profile(), four_threads);
+  EXPECT_EQ(FormatFolded(split, 4), FormatFolded(serial));
+  ASSERT_GT(serial.stacks.size(), 2 * 8192u);  // the sort split
+  uint64_t total = 0;
+  for (size_t i = 0; i < serial.stacks.size(); ++i) {
+    total += serial.stacks[i].count;
+    if (i > 0) {
+      ASSERT_LT(serial.JoinedText(serial.stacks[i - 1]), serial.JoinedText(serial.stacks[i]));
+    }
+  }
+  EXPECT_EQ(total, 30000u);
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include "absl/strings/str_join.h"
 #include "base/background_task.h"
 #include "base/file_io.h"
+#include "base/stage_times.h"
 #include "base/status_macros.h"
+#include "base/timed_tasks.h"
 #include "fold/folded_writer.h"
 #include "recording/run_folder.h"
 #include "render/dotnet_event_outputs.h"
@@ -78,6 +80,7 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   // (-strip-tiers took tiers out of the names already); `profcpu fold` keeps
   // stackcollapse-perf.pl's tidying.
   fold_options.keep_dotnet_tiers = fold_options.keep_anonymous_namespaces = true;
+  fold_options.threads = base::WorkerThreads();  // sorting and printing the stacks split
   fold::PerfScriptWriteOptions script_options;
   script_options.header = fold::PerfScriptHeaderFor(summary);
   base::BackgroundTask script_writer([&] {
@@ -104,10 +107,19 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   }
 
   // One pass over the samples serves folded_stacks.out and the graph's stacks.
+  const double folded_start = base::MonotonicSeconds();
+  const double folded_start_cpu = base::ThreadCpuSeconds();
   const fold::StackCounts counts = fold::CountStacks(profile, fold_options);
-  const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options);
-  PROFCPU_RETURN_IF_ERROR(fold::WriteFoldedFile(folded, path(recording::kFoldedFile)));
+  base::ParallelStage folded_stage;
+  folded_stage.serial = base::ThreadCpuSeconds() - folded_start_cpu;  // the count did not split
+  const fold::FoldedProfile folded = fold::FoldCounts(profile, counts, fold_options, &folded_stage);
+  PROFCPU_RETURN_IF_ERROR(fold::WriteFoldedFile(folded, path(recording::kFoldedFile),
+                                                fold_options.threads, &folded_stage));
   times->Done("folded");
+  if (fold_options.threads > 1) {
+    folded_stage.wall = base::MonotonicSeconds() - folded_start;
+    log->Info(base::ParallelStageLine("folded", folded_stage));
+  }
   std::optional<fold::FoldedProfile> annotated;
   if (graph_fold.annotate_kernel) annotated = fold::FoldCounts(profile, counts, graph_fold);
   PROFCPU_ASSIGN_OR_RETURN(std::string svg, RenderFlameGraph(annotated ? *annotated : folded, graph));
