@@ -103,7 +103,10 @@ class PageBuilder {
   // the stack (the page's format keeps that order). The tree is built in
   // another order, the stacks sorted by their frames, where a frame that
   // differs from the previous stack's is always new, so no node is ever
-  // looked up; then numbered. Returns each key's leaf node.
+  // looked up; then numbered, and moved to its numbers in place. On deep,
+  // distinct stacks the tree has tens of millions of nodes: it is held once
+  // (sized exactly, not grown), beside one number per node. Returns each
+  // key's leaf node.
   std::vector<uint32_t> BuildNodes() {
     const uint32_t keys = static_cast<uint32_t>(key_starts_.size());
     std::vector<uint32_t> sorted(keys);
@@ -114,50 +117,73 @@ class PageBuilder {
       const absl::Span<const uint32_t> x = KeyFrames(a), y = KeyFrames(b);
       return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
     }, options_.threads);
-    // The tree in that order: node 0 the root, parent and name per node.
-    std::vector<uint32_t> parent = {0}, name = {0}, leaf(keys);
+    // Each sorted stack's frames shared with the one before it: the rest
+    // are new nodes, so the tree's size is known before it is built.
+    std::vector<uint32_t> shared(keys, 0);
+    size_t node_count = 1;  // the root
+    for (uint32_t i = 0; i < keys; ++i) {
+      const absl::Span<const uint32_t> frames = KeyFrames(sorted[i]);
+      if (i > 0) {
+        const absl::Span<const uint32_t> previous = KeyFrames(sorted[i - 1]);
+        const size_t limit = std::min(previous.size(), frames.size());
+        size_t depth = 0;
+        while (depth < limit && previous[depth] == frames[depth]) ++depth;
+        shared[i] = static_cast<uint32_t>(depth);
+      }
+      node_count += frames.size() - shared[i];
+    }
+    // The tree in sorted order: node 0 the root, PageNode {parent, name}.
+    std::vector<PageNode> tree;
+    tree.reserve(node_count);
+    tree.push_back({});
+    std::vector<uint32_t> leaf(keys);
     std::vector<uint32_t> path;  // nodes of the previous stack, by depth
-    absl::Span<const uint32_t> previous;
-    for (uint32_t key : sorted) {
-      const absl::Span<const uint32_t> frames = KeyFrames(key);
-      size_t depth = 0;
-      while (depth < previous.size() && depth < frames.size() && previous[depth] == frames[depth]) {
-        ++depth;
+    for (uint32_t i = 0; i < keys; ++i) {
+      const absl::Span<const uint32_t> frames = KeyFrames(sorted[i]);
+      path.resize(shared[i]);
+      for (size_t depth = shared[i]; depth < frames.size(); ++depth) {
+        tree.push_back({path.empty() ? 0 : path.back(), frames[depth]});
+        path.push_back(static_cast<uint32_t>(tree.size() - 1));
       }
-      path.resize(depth);
-      for (; depth < frames.size(); ++depth) {
-        parent.push_back(path.empty() ? 0 : path.back());
-        name.push_back(frames[depth]);
-        path.push_back(static_cast<uint32_t>(parent.size() - 1));
-      }
-      leaf[key] = path.empty() ? 0 : path.back();
-      previous = frames;
+      leaf[sorted[i]] = path.empty() ? 0 : path.back();
     }
     // The stacks' frames are in the tree now: on deep stacks they are tens
     // of megabytes, not held while the nodes are numbered.
+    std::vector<uint32_t>().swap(shared);
     std::vector<uint32_t>().swap(sorted);
     std::vector<uint32_t>().swap(key_frames_);
     std::vector<size_t>().swap(key_starts_);
     absl::flat_hash_map<uint64_t, uint32_t>().swap(keys_);
     // Numbered in first-seen order: a stack's nodes not yet numbered are
     // the end of its path; they get the next numbers, outermost first.
-    std::vector<uint32_t> number(parent.size(), 0);  // 0: not yet (the root is 0)
+    std::vector<uint32_t> number(tree.size(), 0);  // 0: not yet (the root is 0)
     std::vector<uint32_t> missing;
-    data_.nodes.resize(parent.size());
     uint32_t next = 1;
     for (uint32_t key = 0; key < keys; ++key) {
       missing.clear();
-      for (uint32_t node = leaf[key]; node != 0 && number[node] == 0; node = parent[node]) {
+      for (uint32_t node = leaf[key]; node != 0 && number[node] == 0; node = tree[node].parent) {
         missing.push_back(node);
       }
-      for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-        number[*it] = next;
-        data_.nodes[next] = {number[parent[*it]], name[*it]};
-        ++next;
-      }
+      for (auto it = missing.rbegin(); it != missing.rend(); ++it) number[*it] = next++;
       leaf[key] = number[leaf[key]];
     }
-    data_.nodes.resize(next);
+    // Every node is on some stack's path, so the numbers are a permutation
+    // of the tree's indexes: parents renumbered, then each node moved to
+    // its number by following the permutation's cycles (a bit per node
+    // marks it moved).
+    for (PageNode& node : tree) node.parent = number[node.parent];
+    std::vector<bool> moved(tree.size(), false);
+    for (size_t start = 0; start < tree.size(); ++start) {
+      if (moved[start]) continue;
+      PageNode carried = tree[start];
+      for (size_t at = start; !moved[at];) {
+        const uint32_t to = number[at];
+        moved[at] = true;
+        std::swap(carried, tree[to]);
+        at = to;
+      }
+    }
+    data_.nodes = std::move(tree);
     return leaf;
   }
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "base/file_io.h"
 #include "fold/profile_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -318,6 +319,35 @@ TEST(ProfilePageTest, CompressedOnSeveralThreadsTheDataIsTheSame) {
   EXPECT_EQ(Between(*one, "<!doctype", "<script type=\"application/octet-stream\""),
             Between(*many, "<!doctype", "<script type=\"application/octet-stream\""));
   EXPECT_LE(many->size(), one->size());
+}
+
+// postprocess writes the page as it makes it, the data released on the
+// way: the file is the document RenderProfilePage makes, byte for byte.
+TEST(ProfilePageTest, WrittenToAFileThePageIsTheSame) {
+  PageView view;
+  view.key = "alloc";
+  view.label = "Allocations";
+  view.data = DeepData();
+  view.data.samples.resize(1000);
+  PageMeta meta;
+  meta.title = "deep";
+  for (size_t threads : {1, 3}) {
+    for (bool deep : {true, false}) {
+      PageData data = DeepData();
+      if (!deep) data.samples.resize(10);
+      const auto page = RenderProfilePage(data, meta, {view}, {threads});
+      ASSERT_TRUE(page.ok()) << page.status();
+      const std::string path = ::testing::TempDir() + "/profile_page_test.html";
+      PageWriteWork work;
+      const absl::Status written =
+          WriteProfilePageFile(std::move(data), meta, {view}, {threads}, path, &work);
+      ASSERT_TRUE(written.ok()) << written;
+      const absl::StatusOr<std::string> file = base::ReadFileBounded(path, size_t{1} << 30);
+      ASSERT_TRUE(file.ok()) << file.status();
+      EXPECT_TRUE(*file == *page) << threads << " threads, deep " << deep;
+      EXPECT_GE(work.deflate.tasks, 2u);
+    }
+  }
 }
 
 TEST(ProfilePageTest, AnEmptyProfileStillMakesAPage) {
