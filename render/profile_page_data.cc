@@ -1,11 +1,12 @@
 #include "render/profile_page_data.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/types/span.h"
+#include "absl/strings/string_view.h"
 #include "base/parallel_sort.h"
 #include "fold/location_namer.h"
 #include "fold/perf_script_format.h"
@@ -76,32 +77,53 @@ class PageBuilder {
   }
 
   // The index of the distinct (comm, stack) of a sample; a new one's frames
-  // (name ids, root first) are appended to key_frames_.
+  // (name ids, root first) are appended to key_bytes_ as varints: on deep
+  // stacks they are tens of millions of frames, most ids below 16,384.
   uint32_t StackKey(uint32_t comm, uint32_t stack) {
     auto [it, inserted] =
         keys_.try_emplace(Pair(comm, stack), static_cast<uint32_t>(key_starts_.size()));
     if (!inserted) return it->second;
-    key_starts_.push_back(key_frames_.size());
+    key_starts_.push_back(key_bytes_.size());
     const std::string& root = CommName(comm);
     const bool java = fold::IsJavaRoot(root);
-    key_frames_.push_back(NameId(root, kPageNameProcess));
+    AppendFrame(NameId(root, kPageNameProcess));
     const std::vector<uint32_t>& locations = profile_.stack(stack);
     for (auto loc = locations.rbegin(); loc != locations.rend(); ++loc) {
-      const std::vector<uint32_t>& names = LocationNames(*loc, java);
-      key_frames_.insert(key_frames_.end(), names.begin(), names.end());
+      for (uint32_t name : LocationNames(*loc, java)) AppendFrame(name);
     }
     return it->second;
   }
 
-  absl::Span<const uint32_t> KeyFrames(uint32_t key) const {
-    const size_t end = key + 1 < key_starts_.size() ? key_starts_[key + 1] : key_frames_.size();
-    return absl::MakeConstSpan(key_frames_).subspan(key_starts_[key], end - key_starts_[key]);
+  void AppendFrame(uint32_t name) {
+    while (name >= 0x80) {
+      key_bytes_.push_back(static_cast<char>((name & 0x7f) | 0x80));
+      name >>= 7;
+    }
+    key_bytes_.push_back(static_cast<char>(name));
+  }
+
+  absl::string_view KeyBytes(uint32_t key) const {
+    const size_t end = key + 1 < key_starts_.size() ? key_starts_[key + 1] : key_bytes_.size();
+    return absl::string_view(key_bytes_).substr(key_starts_[key], end - key_starts_[key]);
+  }
+
+  // The frames two stacks' bytes begin with alike: a varint is never the
+  // start of another, so they are the varints ended (a byte below 0x80)
+  // before the first byte that differs.
+  static uint32_t SharedFrames(absl::string_view a, absl::string_view b) {
+    const size_t limit = std::min(a.size(), b.size());
+    uint32_t frames = 0;
+    for (size_t i = 0; i < limit && a[i] == b[i]; ++i) {
+      frames += static_cast<unsigned char>(a[i]) < 0x80;
+    }
+    return frames;
   }
 
   // data_.nodes: the call tree of the distinct stacks, numbered as if each
   // stack's missing frames were added in the order the samples first showed
   // the stack (the page's format keeps that order). The tree is built in
-  // another order, the stacks sorted by their frames, where a frame that
+  // another order, the stacks sorted by their frames' bytes (stacks with a
+  // prefix of frames in common are side by side), where a frame that
   // differs from the previous stack's is always new, so no node is ever
   // looked up; then numbered, and moved to its numbers in place. On deep,
   // distinct stacks the tree has tens of millions of nodes: it is held once
@@ -109,28 +131,24 @@ class PageBuilder {
   // key's leaf node.
   std::vector<uint32_t> BuildNodes() {
     const uint32_t keys = static_cast<uint32_t>(key_starts_.size());
+    key_bytes_.shrink_to_fit();  // held beside the whole tree below
     std::vector<uint32_t> sorted(keys);
     for (uint32_t k = 0; k < keys; ++k) sorted[k] = k;
     // Stacks with the same frames may come in any order: they share a leaf,
     // and the numbering below follows the first-seen order alone.
     base::SortOnThreads(&sorted, [this](uint32_t a, uint32_t b) {
-      const absl::Span<const uint32_t> x = KeyFrames(a), y = KeyFrames(b);
-      return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
+      return KeyBytes(a) < KeyBytes(b);
     }, options_.threads);
     // Each sorted stack's frames shared with the one before it: the rest
     // are new nodes, so the tree's size is known before it is built.
     std::vector<uint32_t> shared(keys, 0);
     size_t node_count = 1;  // the root
     for (uint32_t i = 0; i < keys; ++i) {
-      const absl::Span<const uint32_t> frames = KeyFrames(sorted[i]);
-      if (i > 0) {
-        const absl::Span<const uint32_t> previous = KeyFrames(sorted[i - 1]);
-        const size_t limit = std::min(previous.size(), frames.size());
-        size_t depth = 0;
-        while (depth < limit && previous[depth] == frames[depth]) ++depth;
-        shared[i] = static_cast<uint32_t>(depth);
-      }
-      node_count += frames.size() - shared[i];
+      const absl::string_view bytes = KeyBytes(sorted[i]);
+      if (i > 0) shared[i] = SharedFrames(KeyBytes(sorted[i - 1]), bytes);
+      size_t frames = 0;
+      for (char byte : bytes) frames += static_cast<unsigned char>(byte) < 0x80;
+      node_count += frames - shared[i];
     }
     // The tree in sorted order: node 0 the root, PageNode {parent, name}.
     std::vector<PageNode> tree;
@@ -139,11 +157,21 @@ class PageBuilder {
     std::vector<uint32_t> leaf(keys);
     std::vector<uint32_t> path;  // nodes of the previous stack, by depth
     for (uint32_t i = 0; i < keys; ++i) {
-      const absl::Span<const uint32_t> frames = KeyFrames(sorted[i]);
+      const absl::string_view bytes = KeyBytes(sorted[i]);
       path.resize(shared[i]);
-      for (size_t depth = shared[i]; depth < frames.size(); ++depth) {
-        tree.push_back({path.empty() ? 0 : path.back(), frames[depth]});
-        path.push_back(static_cast<uint32_t>(tree.size() - 1));
+      uint32_t depth = 0, name = 0;
+      int shift = 0;
+      for (char byte : bytes) {
+        const auto value = static_cast<unsigned char>(byte);
+        name |= uint32_t{value & 0x7fu} << shift;
+        shift += 7;
+        if (value >= 0x80) continue;
+        if (depth++ >= shared[i]) {
+          tree.push_back({path.empty() ? 0 : path.back(), name});
+          path.push_back(static_cast<uint32_t>(tree.size() - 1));
+        }
+        name = 0;
+        shift = 0;
       }
       leaf[sorted[i]] = path.empty() ? 0 : path.back();
     }
@@ -151,7 +179,7 @@ class PageBuilder {
     // of megabytes, not held while the nodes are numbered.
     std::vector<uint32_t>().swap(shared);
     std::vector<uint32_t>().swap(sorted);
-    std::vector<uint32_t>().swap(key_frames_);
+    std::string().swap(key_bytes_);
     std::vector<size_t>().swap(key_starts_);
     absl::flat_hash_map<uint64_t, uint32_t>().swap(keys_);
     // Numbered in first-seen order: a stack's nodes not yet numbered are
@@ -216,7 +244,7 @@ class PageBuilder {
   // Distinct (comm, stack) pairs in first-seen order, and their frames.
   absl::flat_hash_map<uint64_t, uint32_t> keys_;
   std::vector<size_t> key_starts_;
-  std::vector<uint32_t> key_frames_;
+  std::string key_bytes_;
   absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> threads_;
 };
 
