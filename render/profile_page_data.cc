@@ -1,6 +1,8 @@
 #include "render/profile_page_data.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +20,36 @@ namespace profcpu::render {
 namespace {
 
 uint64_t Pair(uint32_t high, uint32_t low) { return (uint64_t{high} << 32) | low; }
+
+// BuildNodes' tree in sorted order: runs of nodes, each node under the one
+// before it in its run, the run's first under a node of an earlier run.
+constexpr uint32_t kNoRun = UINT32_MAX;  // the root's "run"
+
+struct Place {  // a node: its run, its offset in it
+  uint32_t run = kNoRun;
+  uint32_t offset = 0;
+};
+
+struct Run {
+  uint32_t first = 0;  // the index of its first node's name
+  Place parent;        // of its first node
+  uint32_t numbered = 0;  // its first nodes numbered so far
+  uint32_t last_segment = 0;  // the last of Segments numbering them
+};
+
+// A run's nodes numbered at once: from `offset` on, from `number` on.
+struct Segment {
+  uint32_t offset = 0;
+  uint32_t number = 0;
+  uint32_t previous = 0;  // the run's segment before, if offset > 0
+};
+
+// A run's nodes [from, to] missing from the numbering.
+struct Span {
+  uint32_t run = 0;
+  uint32_t from = 0;
+  uint32_t to = 0;
+};
 
 class PageBuilder {
  public:
@@ -125,10 +157,10 @@ class PageBuilder {
   // another order, the stacks sorted by their frames' bytes (stacks with a
   // prefix of frames in common are side by side), where a frame that
   // differs from the previous stack's is always new, so no node is ever
-  // looked up; then numbered, and moved to its numbers in place. On deep,
-  // distinct stacks the tree has tens of millions of nodes: it is held once
-  // (sized exactly, not grown), beside one number per node. Returns each
-  // key's leaf node.
+  // looked up; then numbered. On deep, distinct stacks the tree has tens of
+  // millions of nodes: it is held as names (sized exactly, not grown), the
+  // parents given per stack, not per node, and numbered span by span into
+  // a second array of names. Returns each key's leaf node.
   std::vector<uint32_t> BuildNodes() {
     const uint32_t keys = static_cast<uint32_t>(key_starts_.size());
     key_bytes_.shrink_to_fit();  // held beside the whole tree below
@@ -150,12 +182,16 @@ class PageBuilder {
       for (char byte : bytes) frames += static_cast<unsigned char>(byte) < 0x80;
       node_count += frames - shared[i];
     }
-    // The tree in sorted order: node 0 the root, PageNode {parent, name}.
-    std::vector<PageNode> tree;
-    tree.reserve(node_count);
-    tree.push_back({});
-    std::vector<uint32_t> leaf(keys);
-    std::vector<uint32_t> path;  // nodes of the previous stack, by depth
+    // The tree in sorted order, as names: each stack's new frames are a
+    // run of nodes, each under the one before, the run's first under a node
+    // of an earlier run (or the root). Nodes are named below by run and
+    // offset in it.
+    std::vector<uint32_t> names;
+    names.reserve(node_count);
+    std::vector<Run> runs;
+    runs.reserve(keys);
+    std::vector<Place> leaf(keys);
+    std::vector<Place> path;  // the previous stack's nodes, by depth
     for (uint32_t i = 0; i < keys; ++i) {
       const absl::string_view bytes = KeyBytes(sorted[i]);
       path.resize(shared[i]);
@@ -167,13 +203,19 @@ class PageBuilder {
         shift += 7;
         if (value >= 0x80) continue;
         if (depth++ >= shared[i]) {
-          tree.push_back({path.empty() ? 0 : path.back(), name});
-          path.push_back(static_cast<uint32_t>(tree.size() - 1));
+          if (depth - 1 == shared[i]) {
+            Run& run = runs.emplace_back();
+            run.first = static_cast<uint32_t>(names.size());
+            run.parent = path.empty() ? Place{} : path.back();
+          }
+          path.push_back({static_cast<uint32_t>(runs.size() - 1),
+                          static_cast<uint32_t>(names.size()) - runs.back().first});
+          names.push_back(name);
         }
         name = 0;
         shift = 0;
       }
-      leaf[sorted[i]] = path.empty() ? 0 : path.back();
+      leaf[sorted[i]] = path.empty() ? Place{} : path.back();
     }
     // The stacks' frames are in the tree now: on deep stacks they are tens
     // of megabytes, not held while the nodes are numbered.
@@ -183,36 +225,57 @@ class PageBuilder {
     std::vector<size_t>().swap(key_starts_);
     absl::flat_hash_map<uint64_t, uint32_t>().swap(keys_);
     // Numbered in first-seen order: a stack's nodes not yet numbered are
-    // the end of its path; they get the next numbers, outermost first.
-    std::vector<uint32_t> number(tree.size(), 0);  // 0: not yet (the root is 0)
-    std::vector<uint32_t> missing;
-    uint32_t next = 1;
+    // the end of its path; they get the next numbers, outermost first, so
+    // in the numbering they are a run too, whose first node's parent is a
+    // jump (PageNodes). A run's nodes numbered are always its first ones
+    // (a node's parents are numbered before it): the path's missing nodes
+    // are whole spans of runs, copied in order, never a node at a time.
+    std::vector<Segment> segments;
+    // A numbered node's number: its run's segments are linked last first.
+    auto number_of = [&runs, &segments](Place place) {
+      uint32_t segment = runs[place.run].last_segment;
+      while (segments[segment].offset > place.offset) segment = segments[segment].previous;
+      return segments[segment].number + (place.offset - segments[segment].offset);
+    };
+    std::vector<uint32_t> numbered_names;
+    numbered_names.reserve(names.size() + 1);
+    numbered_names.push_back(0);  // the root
+    std::vector<PageNodes::Jump> jumps;
+    std::vector<uint32_t> leaf_numbers(keys, 0);
+    std::vector<Span> missing;  // leaf first
     for (uint32_t key = 0; key < keys; ++key) {
       missing.clear();
-      for (uint32_t node = leaf[key]; node != 0 && number[node] == 0; node = tree[node].parent) {
-        missing.push_back(node);
+      Place at = leaf[key];
+      uint32_t parent = 0;  // the number of the deepest node numbered
+      while (at.run != kNoRun) {
+        Run& run = runs[at.run];
+        if (at.offset < run.numbered) {
+          parent = number_of(at);
+          break;
+        }
+        missing.push_back({at.run, run.numbered, at.offset});
+        if (run.numbered > 0) {
+          parent = number_of({at.run, run.numbered - 1});
+          break;
+        }
+        at = run.parent;
       }
-      for (auto it = missing.rbegin(); it != missing.rend(); ++it) number[*it] = next++;
-      leaf[key] = number[leaf[key]];
-    }
-    // Every node is on some stack's path, so the numbers are a permutation
-    // of the tree's indexes: parents renumbered, then each node moved to
-    // its number by following the permutation's cycles (a bit per node
-    // marks it moved).
-    for (PageNode& node : tree) node.parent = number[node.parent];
-    std::vector<bool> moved(tree.size(), false);
-    for (size_t start = 0; start < tree.size(); ++start) {
-      if (moved[start]) continue;
-      PageNode carried = tree[start];
-      for (size_t at = start; !moved[at];) {
-        const uint32_t to = number[at];
-        moved[at] = true;
-        std::swap(carried, tree[to]);
-        at = to;
+      if (!missing.empty()) {
+        jumps.push_back({static_cast<uint32_t>(numbered_names.size()), parent});
       }
+      for (auto span = missing.rbegin(); span != missing.rend(); ++span) {
+        Run& run = runs[span->run];
+        segments.push_back({span->from, static_cast<uint32_t>(numbered_names.size()),
+                            run.last_segment});
+        run.last_segment = static_cast<uint32_t>(segments.size() - 1);
+        run.numbered = span->to + 1;
+        numbered_names.insert(numbered_names.end(), names.begin() + run.first + span->from,
+                              names.begin() + run.first + span->to + 1);
+      }
+      if (leaf[key].run != kNoRun) leaf_numbers[key] = number_of(leaf[key]);
     }
-    data_.nodes = std::move(tree);
-    return leaf;
+    data_.nodes = PageNodes(std::move(numbered_names), std::move(jumps));
+    return leaf_numbers;
   }
 
   // The location's frames as name ids (its flags: kernel, JIT code).
@@ -249,6 +312,14 @@ class PageBuilder {
 };
 
 }  // namespace
+
+PageNode PageNodes::operator[](size_t i) const {
+  PageNode node{i == 0 ? 0 : static_cast<uint32_t>(i - 1), names_[i]};
+  auto after = std::upper_bound(jumps_.begin(), jumps_.end(), i,
+                                [](size_t index, const Jump& jump) { return index < jump.node; });
+  if (after != jumps_.begin() && std::prev(after)->node == i) node.parent = std::prev(after)->parent;
+  return node;
+}
 
 PageData BuildPageData(const fold::Profile& profile, const PageDataOptions& options) {
   PageBuilder builder(profile, options);

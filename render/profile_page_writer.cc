@@ -101,11 +101,12 @@ void AppendPageData(const PageData& data, std::string* out, Drain& drain) {
   AppendVarint(1, out);
   AppendNames(data, out, drain);
   AppendVarint(data.nodes.size(), out);
-  for (size_t i = 1; i < data.nodes.size(); ++i) {
-    AppendVarint(data.nodes[i].parent, out);
-    AppendVarint(data.nodes[i].name, out);
+  data.nodes.ForEach([out, &drain](size_t i, const PageNode& node) {
+    if (i == 0) return;  // the root is implied
+    AppendVarint(node.parent, out);
+    AppendVarint(node.name, out);
     drain();
-  }
+  });
   AppendVarint(data.threads.size(), out);
   for (const PageThread& thread : data.threads) {
     AppendVarint(thread.pid, out);
