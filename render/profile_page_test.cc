@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -319,6 +320,32 @@ TEST(ProfilePageTest, CompressedOnSeveralThreadsTheDataIsTheSame) {
   EXPECT_EQ(Between(*one, "<!doctype", "<script type=\"application/octet-stream\""),
             Between(*many, "<!doctype", "<script type=\"application/octet-stream\""));
   EXPECT_LE(many->size(), one->size());
+}
+
+// The nodes are held as names with a parent only where it is not the node
+// before: what goes in comes out, by index and in order.
+TEST(PageNodesTest, ParentsAsPushed) {
+  const std::vector<PageNode> pushed = {{0, 0}, {0, 5}, {1, 6}, {2, 7}, {1, 8}, {0, 9}, {5, 1}, {3, 2}};
+  PageNodes nodes;
+  for (const PageNode& node : pushed) nodes.push_back(node);
+  ASSERT_EQ(nodes.size(), pushed.size());
+  std::vector<std::pair<uint32_t, uint32_t>> walked;
+  nodes.ForEach([&](size_t i, const PageNode& node) {
+    EXPECT_EQ(walked.size(), i);
+    walked.emplace_back(node.parent, node.name);
+  });
+  for (size_t i = 0; i < pushed.size(); ++i) {
+    EXPECT_EQ(nodes[i].parent, pushed[i].parent) << i;
+    EXPECT_EQ(nodes[i].name, pushed[i].name) << i;
+    EXPECT_EQ(walked[i], std::make_pair(pushed[i].parent, pushed[i].name)) << i;
+  }
+  // Built from names and jumps, as BuildPageData does: the root's parent
+  // is 0 without a jump.
+  const PageNodes built({0, 5, 6, 7}, {{3, 1}});
+  EXPECT_EQ(built[0].parent, 0u);
+  EXPECT_EQ(built[2].parent, 1u);
+  EXPECT_EQ(built[3].parent, 1u);
+  EXPECT_EQ(built[3].name, 7u);
 }
 
 // postprocess writes the page as it makes it, the data released on the
