@@ -158,9 +158,10 @@ class PageBuilder {
   // prefix of frames in common are side by side), where a frame that
   // differs from the previous stack's is always new, so no node is ever
   // looked up; then numbered. On deep, distinct stacks the tree has tens of
-  // millions of nodes: it is held as names (sized exactly, not grown), the
-  // parents given per stack, not per node, and numbered span by span into
-  // a second array of names. Returns each key's leaf node.
+  // millions of nodes: it is held as name ids (sized exactly, not grown; 2
+  // bytes each on a run of fewer than 65,536 names), the parents given per
+  // stack, not per node, and numbered span by span into a second array of
+  // name ids. Returns each key's leaf node.
   std::vector<uint32_t> BuildNodes() {
     const uint32_t keys = static_cast<uint32_t>(key_starts_.size());
     key_bytes_.shrink_to_fit();  // held beside the whole tree below
@@ -186,7 +187,8 @@ class PageBuilder {
     // run of nodes, each under the one before, the run's first under a node
     // of an earlier run (or the root). Nodes are named below by run and
     // offset in it.
-    std::vector<uint32_t> names;
+    const bool wide = data_.names.size() > 0x10000;
+    PageNameIds names(wide);
     names.reserve(node_count);
     std::vector<Run> runs;
     runs.reserve(keys);
@@ -237,7 +239,7 @@ class PageBuilder {
       while (segments[segment].offset > place.offset) segment = segments[segment].previous;
       return segments[segment].number + (place.offset - segments[segment].offset);
     };
-    std::vector<uint32_t> numbered_names;
+    PageNameIds numbered_names(wide);
     numbered_names.reserve(names.size() + 1);
     numbered_names.push_back(0);  // the root
     std::vector<PageNodes::Jump> jumps;
@@ -269,8 +271,7 @@ class PageBuilder {
                             run.last_segment});
         run.last_segment = static_cast<uint32_t>(segments.size() - 1);
         run.numbered = span->to + 1;
-        numbered_names.insert(numbered_names.end(), names.begin() + run.first + span->from,
-                              names.begin() + run.first + span->to + 1);
+        numbered_names.Append(names, run.first + span->from, run.first + span->to + 1);
       }
       if (leaf[key].run != kNoRun) leaf_numbers[key] = number_of(leaf[key]);
     }
@@ -312,6 +313,27 @@ class PageBuilder {
 };
 
 }  // namespace
+
+void PageNameIds::Widen() {
+  wide_names_.assign(narrow_names_.begin(), narrow_names_.end());
+  std::vector<uint16_t>().swap(narrow_names_);
+  wide_ = true;
+}
+
+void PageNameIds::Append(const PageNameIds& from, size_t begin, size_t end) {
+  if (!wide_ && from.wide_) {
+    for (size_t i = begin; i < end; ++i) push_back(from[i]);
+  } else if (wide_ && from.wide_) {
+    wide_names_.insert(wide_names_.end(), from.wide_names_.begin() + begin,
+                       from.wide_names_.begin() + end);
+  } else if (wide_) {
+    wide_names_.insert(wide_names_.end(), from.narrow_names_.begin() + begin,
+                       from.narrow_names_.begin() + end);
+  } else {
+    narrow_names_.insert(narrow_names_.end(), from.narrow_names_.begin() + begin,
+                         from.narrow_names_.begin() + end);
+  }
+}
 
 PageNode PageNodes::operator[](size_t i) const {
   PageNode node{i == 0 ? 0 : static_cast<uint32_t>(i - 1), names_[i]};

@@ -36,10 +36,38 @@ struct PageNode {
   uint32_t name = 0;
 };
 
+// Name ids of the tree's nodes: 2 bytes each while every id is below
+// 65,536 (a run has thousands of names, its deep stacks tens of millions of
+// nodes), else 4.
+class PageNameIds {
+ public:
+  explicit PageNameIds(bool wide = false) : wide_(wide) {}
+  size_t size() const { return wide_ ? wide_names_.size() : narrow_names_.size(); }
+  bool empty() const { return size() == 0; }
+  uint32_t operator[](size_t i) const { return wide_ ? wide_names_[i] : narrow_names_[i]; }
+  void reserve(size_t n) { wide_ ? wide_names_.reserve(n) : narrow_names_.reserve(n); }
+  void push_back(uint32_t name) {
+    if (!wide_ && name > 0xffff) Widen();
+    if (wide_) {
+      wide_names_.push_back(name);
+    } else {
+      narrow_names_.push_back(static_cast<uint16_t>(name));
+    }
+  }
+  // Appends ids [begin, end) of `from`.
+  void Append(const PageNameIds& from, size_t begin, size_t end);
+
+ private:
+  void Widen();
+  bool wide_;
+  std::vector<uint16_t> narrow_names_;
+  std::vector<uint32_t> wide_names_;
+};
+
 // The tree's nodes, each after its parent, held as names alone where the
 // parent is the node before (a stack's new frames are numbered one under
 // the other) and as a jump elsewhere: on deep, distinct stacks tens of
-// millions of nodes at 4 bytes each instead of 8.
+// millions of nodes at 2 or 4 bytes each instead of 8.
 class PageNodes {
  public:
   // Where a node's parent is not the node before it.
@@ -50,7 +78,7 @@ class PageNodes {
   PageNodes() = default;
   // `jumps` by node; nodes 0 and those listed have the jump's parent (0
   // for the root if not listed), the others the node before.
-  PageNodes(std::vector<uint32_t> names, std::vector<Jump> jumps)
+  PageNodes(PageNameIds names, std::vector<Jump> jumps)
       : names_(std::move(names)), jumps_(std::move(jumps)) {}
 
   size_t size() const { return names_.size(); }
@@ -77,7 +105,7 @@ class PageNodes {
   }
 
  private:
-  std::vector<uint32_t> names_;
+  PageNameIds names_;
   std::vector<Jump> jumps_;  // by node
 };
 

@@ -341,11 +341,28 @@ TEST(PageNodesTest, ParentsAsPushed) {
   }
   // Built from names and jumps, as BuildPageData does: the root's parent
   // is 0 without a jump.
-  const PageNodes built({0, 5, 6, 7}, {{3, 1}});
+  PageNameIds ids;
+  for (uint32_t name : {0, 5, 6, 7}) ids.push_back(name);
+  const PageNodes built(std::move(ids), {{3, 1}});
   EXPECT_EQ(built[0].parent, 0u);
   EXPECT_EQ(built[2].parent, 1u);
   EXPECT_EQ(built[3].parent, 1u);
   EXPECT_EQ(built[3].name, 7u);
+}
+
+// Name ids are held in 2 bytes until one needs more.
+TEST(PageNodesTest, NameIdsWidenWhenOneNeedsIt) {
+  PageNameIds narrow, wide(true);
+  for (uint32_t name : {7u, 65535u, 65536u, 4000000000u}) narrow.push_back(name);
+  wide.Append(narrow, 1, 4);
+  PageNameIds copied;
+  copied.Append(narrow, 0, 2);
+  copied.Append(wide, 1, 3);
+  EXPECT_EQ(std::vector<uint32_t>({narrow[0], narrow[1], narrow[2], narrow[3]}),
+            std::vector<uint32_t>({7, 65535, 65536, 4000000000u}));
+  ASSERT_EQ(copied.size(), 4u);
+  EXPECT_EQ(std::vector<uint32_t>({copied[0], copied[1], copied[2], copied[3]}),
+            std::vector<uint32_t>({7, 65535, 65536, 4000000000u}));
 }
 
 // postprocess writes the page as it makes it, the data released on the
