@@ -75,8 +75,10 @@ struct PageCompression {
 
 // What writing the page cost, for profcpu.log.
 struct PageWriteWork {
-  archive::DeflateWork deflate;  // over all data elements
-  double encode_s = 0;           // EncodePageData
+  // Over all data elements; with several threads its wall_s is the time
+  // the writer's thread spent compressing pieces itself or waiting for them.
+  archive::DeflateWork deflate;
+  double encode_s = 0;  // encoding the data, less that time
   double base64_s = 0;
 };
 
