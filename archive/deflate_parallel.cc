@@ -5,11 +5,13 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,14 +40,6 @@ struct CompressorFree {
   }
 };
 using Compressor = std::unique_ptr<libdeflate_compressor, CompressorFree>;
-
-struct Piece {
-  absl::string_view input;
-  std::string output;  // raw deflate, joinable unless the last
-  uint32_t adler = 1;
-  double cpu_s = 0;
-  absl::Status status;
-};
 
 // Bits from a raw deflate stream's start to its final block's header, and
 // to its end (past the final block's end code).
@@ -101,21 +95,25 @@ absl::Status MakeJoinable(size_t inflated_bytes, std::string* raw) {
   return absl::OkStatus();
 }
 
-void CompressPiece(libdeflate_compressor* compressor, bool last, Piece* piece) {
-  const double start = ThreadCpuSeconds();
-  const absl::string_view input = piece->input;
-  piece->adler = libdeflate_adler32(1, input.data(), input.size());
-  piece->output.resize(libdeflate_deflate_compress_bound(compressor, input.size()));
+// A piece to raw deflate (made joinable unless the last), with its Adler-32.
+absl::Status CompressPiece(libdeflate_compressor* compressor, absl::string_view input, bool last,
+                           std::string* output, uint32_t* adler) {
+  *adler = libdeflate_adler32(1, input.data(), input.size());
+  output->resize(libdeflate_deflate_compress_bound(compressor, input.size()));
   const size_t size = libdeflate_deflate_compress(compressor, input.data(), input.size(),
-                                                  piece->output.data(), piece->output.size());
-  if (size == 0) {
-    piece->status = absl::InternalError("libdeflate could not compress a piece");
-  } else {
-    piece->output.resize(size);
-    if (!last) piece->status = MakeJoinable(input.size(), &piece->output);
-    piece->output.shrink_to_fit();  // it waits for the others: hold what it needs
+                                                  output->data(), output->size());
+  if (size == 0) return absl::InternalError("libdeflate could not compress a piece");
+  output->resize(size);
+  if (!last) {
+    absl::Status joinable = MakeJoinable(input.size(), output);
+    if (!joinable.ok()) return joinable;
   }
-  piece->cpu_s = ThreadCpuSeconds() - start;
+  output->shrink_to_fit();  // it waits for the others: hold what it needs
+  return absl::OkStatus();
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 absl::StatusOr<std::string> DeflateWhole(absl::string_view data) {
@@ -131,70 +129,130 @@ absl::StatusOr<std::string> DeflateWhole(absl::string_view data) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> DeflateZlibInPieces(absl::string_view data,
-                                                             size_t threads, DeflateWork* work,
-                                                             size_t piece_bytes) {
+ZlibPieceStream::ZlibPieceStream(size_t threads, size_t piece_bytes)
+    : threads_(std::max<size_t>(threads, 1)), piece_bytes_(std::max<size_t>(piece_bytes, 1)) {}
+
+ZlibPieceStream::~ZlibPieceStream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread& helper : helpers_) helper.join();
+}
+
+bool ZlibPieceStream::CompressNext(std::unique_lock<std::mutex>& lock) {
+  if (next_ >= pieces_.size()) return false;
+  Piece& piece = pieces_[next_++];
+  lock.unlock();
+  // A compressor per piece (its allocation is small beside compressing
+  // 2 MiB), none held by an idle helper.
+  const double start = ThreadCpuSeconds();
+  Compressor compressor(libdeflate_alloc_compressor(kLevel));
+  piece.status = compressor ? CompressPiece(compressor.get(), piece.input, piece.last,
+                                            &piece.output, &piece.adler)
+                            : absl::ResourceExhaustedError("libdeflate could not allocate");
+  std::string().swap(piece.input);
+  piece.cpu_s = ThreadCpuSeconds() - start;
+  lock.lock();
+  ++done_;
+  changed_.notify_all();
+  return true;
+}
+
+void ZlibPieceStream::HelperLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [this] { return closing_ || next_ < pieces_.size(); });
+    if (!CompressNext(lock) && closing_) return;
+  }
+}
+
+void ZlibPieceStream::Add(std::string piece) {
   const auto start = std::chrono::steady_clock::now();
-  piece_bytes = std::max<size_t>(piece_bytes, 1);
-  std::vector<Piece> pieces(std::max<size_t>(1, (data.size() + piece_bytes - 1) / piece_bytes));
-  for (size_t i = 0; i < pieces.size(); ++i) pieces[i].input = data.substr(i * piece_bytes, piece_bytes);
+  std::unique_lock<std::mutex> lock(mutex_);
+  Piece& added = pieces_.emplace_back();
+  added.input_bytes = piece.size();
+  added.input = std::move(piece);
+  // A helper more for each piece until there are threads_ - 1 (a run's
+  // page has tens of pieces: none is started for a small page).
+  if (helpers_.size() + 1 < threads_) helpers_.emplace_back([this] { HelperLoop(); });
+  changed_.notify_one();
+  // Pieces piling up (the helpers are behind, or there are none): the
+  // caller compresses them, so that the raw pieces held stay few.
+  const size_t backlog = helpers_.empty() ? 0 : 2;
+  bool helped = false;
+  while (pieces_.size() - next_ > backlog) helped |= CompressNext(lock);
+  if (helped) caller_s_ += SecondsSince(start);
+}
+
+absl::StatusOr<std::vector<std::string>> ZlibPieceStream::Finish(std::string last,
+                                                                 DeflateWork* work) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  Piece& added = pieces_.emplace_back();
+  added.input_bytes = last.size();
+  added.input = std::move(last);
+  added.last = true;
+  changed_.notify_one();
+  while (CompressNext(lock)) {
+  }
+  changed_.wait(lock, [this] { return done_ == pieces_.size(); });
+  lock.unlock();
+  absl::Status status;
+  for (const Piece& piece : pieces_) status.Update(piece.status);
+  if (!status.ok()) return status;
   std::vector<std::string> parts;
-  size_t workers = 1;
-  bool joined = false;
-  if (pieces.size() > 1) {
-    workers = std::clamp<size_t>(threads, 1, pieces.size());
-    std::atomic<size_t> next{0};
-    auto work_loop = [&pieces, &next] {
-      Compressor compressor(libdeflate_alloc_compressor(kLevel));
-      for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
-        if (!compressor) {
-          pieces[i].status = absl::ResourceExhaustedError("libdeflate could not allocate");
-          continue;
-        }
-        CompressPiece(compressor.get(), i + 1 == pieces.size(), &pieces[i]);
-      }
-    };
-    std::vector<std::thread> helpers;
-    for (size_t i = 1; i < workers; ++i) helpers.emplace_back(work_loop);
-    work_loop();  // this thread is one of the workers
-    for (std::thread& helper : helpers) helper.join();
-    joined = true;
-    for (const Piece& piece : pieces) joined = joined && piece.status.ok();
-  }
-  if (joined) {
-    parts.reserve(pieces.size() + 2);
-    parts.emplace_back(kZlibHeader, sizeof(kZlibHeader));
-    uint32_t adler = pieces[0].adler;
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      parts.push_back(std::move(pieces[i].output));
-      if (i > 0) {
-        adler = adler32_combine(adler, pieces[i].adler, static_cast<z_off_t>(pieces[i].input.size()));
-      }
+  parts.reserve(pieces_.size() + 2);
+  parts.emplace_back(kZlibHeader, sizeof(kZlibHeader));
+  uint32_t adler = pieces_[0].adler;
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    parts.push_back(std::move(pieces_[i].output));
+    if (i > 0) {
+      adler = adler32_combine(adler, pieces_[i].adler, static_cast<z_off_t>(pieces_[i].input_bytes));
     }
-    std::string trailer;
-    for (int shift = 24; shift >= 0; shift -= 8) trailer.push_back(static_cast<char>(adler >> shift));
-    parts.push_back(std::move(trailer));
-  } else {
-    // One piece (nothing to join: libdeflate's own zlib stream), or a piece
-    // that could not be joined (never expected): the whole data in one
-    // stream on this thread.
-    for (Piece& piece : pieces) std::string().swap(piece.output);
-    const double cpu_start = ThreadCpuSeconds();
-    absl::StatusOr<std::string> whole = DeflateWhole(data);
-    if (!whole.ok()) return whole.status();
-    parts.push_back(std::move(*whole));
-    if (pieces.size() == 1) pieces[0].cpu_s = ThreadCpuSeconds() - cpu_start;
   }
+  std::string trailer;
+  for (int shift = 24; shift >= 0; shift -= 8) trailer.push_back(static_cast<char>(adler >> shift));
+  parts.push_back(std::move(trailer));
+  caller_s_ += SecondsSince(start);
   if (work != nullptr) {
-    work->tasks = pieces.size();
-    work->threads = workers;
+    work->tasks = pieces_.size();
+    work->threads = helpers_.size() + 1;
     work->longest_task_s = work->task_cpu_s = 0;
-    for (const Piece& piece : pieces) {
+    for (const Piece& piece : pieces_) {
       work->longest_task_s = std::max(work->longest_task_s, piece.cpu_s);
       work->task_cpu_s += piece.cpu_s;
     }
-    work->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    work->wall_s = caller_s_;
   }
+  return parts;
+}
+
+absl::StatusOr<std::vector<std::string>> DeflateZlibInPieces(absl::string_view data,
+                                                             size_t threads, DeflateWork* work,
+                                                             size_t piece_bytes) {
+  piece_bytes = std::max<size_t>(piece_bytes, 1);
+  if (data.size() > piece_bytes) {
+    ZlibPieceStream stream(threads, piece_bytes);
+    size_t at = 0;
+    for (; data.size() - at > piece_bytes; at += piece_bytes) {
+      stream.Add(std::string(data.substr(at, piece_bytes)));
+    }
+    return stream.Finish(std::string(data.substr(at)), work);
+  }
+  // One piece: nothing to join, libdeflate's own zlib stream.
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = ThreadCpuSeconds();
+  absl::StatusOr<std::string> whole = DeflateWhole(data);
+  if (!whole.ok()) return whole.status();
+  if (work != nullptr) {
+    work->tasks = work->threads = 1;
+    work->longest_task_s = work->task_cpu_s = ThreadCpuSeconds() - cpu_start;
+    work->wall_s = SecondsSince(start);
+  }
+  std::vector<std::string> parts;
+  parts.push_back(std::move(*whole));
   return parts;
 }
 

@@ -101,5 +101,27 @@ TEST(DeflateZlibInPiecesTest, NoLargerThanZlibsLevelSix) {
   EXPECT_LE(size, zlib->size());
 }
 
+// The page adds pieces as it encodes them: the stream must be the one the
+// whole data gives, whatever the threads and however slowly pieces come.
+TEST(ZlibPieceStreamTest, SameStreamAsTheWholeData) {
+  const std::string data = PageLike(250000);
+  const size_t piece = 20000;
+  absl::StatusOr<std::vector<std::string>> whole = DeflateZlibInPieces(data, 1, nullptr, piece);
+  ASSERT_TRUE(whole.ok());
+  for (size_t threads : {1, 2, 5}) {
+    ZlibPieceStream stream(threads, piece);
+    size_t at = 0;
+    for (; data.size() - at > piece; at += piece) stream.Add(data.substr(at, piece));
+    EXPECT_EQ(stream.pieces(), 12u);
+    DeflateWork work;
+    absl::StatusOr<std::vector<std::string>> parts = stream.Finish(data.substr(at), &work);
+    ASSERT_TRUE(parts.ok()) << parts.status();
+    EXPECT_EQ(*parts, *whole) << threads << " threads";
+    EXPECT_EQ(Inflate(*parts), data);
+    EXPECT_EQ(work.tasks, 13u);
+    EXPECT_EQ(work.threads, threads);
+  }
+}
+
 }  // namespace
 }  // namespace profcpu::archive

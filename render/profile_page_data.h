@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fold/folded_writer.h"
@@ -35,6 +36,79 @@ struct PageNode {
   uint32_t name = 0;
 };
 
+// Name ids of the tree's nodes: 2 bytes each while every id is below
+// 65,536 (a run has thousands of names, its deep stacks tens of millions of
+// nodes), else 4.
+class PageNameIds {
+ public:
+  explicit PageNameIds(bool wide = false) : wide_(wide) {}
+  size_t size() const { return wide_ ? wide_names_.size() : narrow_names_.size(); }
+  bool empty() const { return size() == 0; }
+  uint32_t operator[](size_t i) const { return wide_ ? wide_names_[i] : narrow_names_[i]; }
+  void reserve(size_t n) { wide_ ? wide_names_.reserve(n) : narrow_names_.reserve(n); }
+  void push_back(uint32_t name) {
+    if (!wide_ && name > 0xffff) Widen();
+    if (wide_) {
+      wide_names_.push_back(name);
+    } else {
+      narrow_names_.push_back(static_cast<uint16_t>(name));
+    }
+  }
+  // Appends ids [begin, end) of `from`.
+  void Append(const PageNameIds& from, size_t begin, size_t end);
+
+ private:
+  void Widen();
+  bool wide_;
+  std::vector<uint16_t> narrow_names_;
+  std::vector<uint32_t> wide_names_;
+};
+
+// The tree's nodes, each after its parent, held as names alone where the
+// parent is the node before (a stack's new frames are numbered one under
+// the other) and as a jump elsewhere: on deep, distinct stacks tens of
+// millions of nodes at 2 or 4 bytes each instead of 8.
+class PageNodes {
+ public:
+  // Where a node's parent is not the node before it.
+  struct Jump {
+    uint32_t node = 0;
+    uint32_t parent = 0;
+  };
+  PageNodes() = default;
+  // `jumps` by node; nodes 0 and those listed have the jump's parent (0
+  // for the root if not listed), the others the node before.
+  PageNodes(PageNameIds names, std::vector<Jump> jumps)
+      : names_(std::move(names)), jumps_(std::move(jumps)) {}
+
+  size_t size() const { return names_.size(); }
+  bool empty() const { return names_.empty(); }
+  void reserve(size_t nodes) { names_.reserve(nodes); }
+  void push_back(const PageNode& node) {
+    if (!names_.empty() && node.parent + size_t{1} != names_.size()) {
+      jumps_.push_back({static_cast<uint32_t>(names_.size()), node.parent});
+    }
+    names_.push_back(node.name);
+  }
+  // By a binary search over the jumps: for tests and checks; in order,
+  // ForEach.
+  PageNode operator[](size_t i) const;
+  // f(index, PageNode) for every node in order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    size_t jump = 0;
+    for (size_t i = 0; i < names_.size(); ++i) {
+      uint32_t parent = i == 0 ? 0 : static_cast<uint32_t>(i - 1);
+      if (jump < jumps_.size() && jumps_[jump].node == i) parent = jumps_[jump++].parent;
+      f(i, PageNode{parent, names_[i]});
+    }
+  }
+
+ private:
+  PageNameIds names_;
+  std::vector<Jump> jumps_;  // by node
+};
+
 struct PageThread {
   uint32_t pid = 0;
   uint32_t tid = 0;
@@ -50,7 +124,7 @@ struct PageSample {
 
 struct PageData {
   std::vector<PageName> names;
-  std::vector<PageNode> nodes;  // [0] is the invisible root
+  PageNodes nodes;  // [0] is the invisible root
   std::vector<PageThread> threads;
   std::vector<PageSample> samples;  // by time
   bool weighted = false;            // weights other than 1 (periods)

@@ -5,10 +5,12 @@
 #include <zlib.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "base/file_io.h"
 #include "fold/profile_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -318,6 +320,78 @@ TEST(ProfilePageTest, CompressedOnSeveralThreadsTheDataIsTheSame) {
   EXPECT_EQ(Between(*one, "<!doctype", "<script type=\"application/octet-stream\""),
             Between(*many, "<!doctype", "<script type=\"application/octet-stream\""));
   EXPECT_LE(many->size(), one->size());
+}
+
+// The nodes are held as names with a parent only where it is not the node
+// before: what goes in comes out, by index and in order.
+TEST(PageNodesTest, ParentsAsPushed) {
+  const std::vector<PageNode> pushed = {{0, 0}, {0, 5}, {1, 6}, {2, 7}, {1, 8}, {0, 9}, {5, 1}, {3, 2}};
+  PageNodes nodes;
+  for (const PageNode& node : pushed) nodes.push_back(node);
+  ASSERT_EQ(nodes.size(), pushed.size());
+  std::vector<std::pair<uint32_t, uint32_t>> walked;
+  nodes.ForEach([&](size_t i, const PageNode& node) {
+    EXPECT_EQ(walked.size(), i);
+    walked.emplace_back(node.parent, node.name);
+  });
+  for (size_t i = 0; i < pushed.size(); ++i) {
+    EXPECT_EQ(nodes[i].parent, pushed[i].parent) << i;
+    EXPECT_EQ(nodes[i].name, pushed[i].name) << i;
+    EXPECT_EQ(walked[i], std::make_pair(pushed[i].parent, pushed[i].name)) << i;
+  }
+  // Built from names and jumps, as BuildPageData does: the root's parent
+  // is 0 without a jump.
+  PageNameIds ids;
+  for (uint32_t name : {0, 5, 6, 7}) ids.push_back(name);
+  const PageNodes built(std::move(ids), {{3, 1}});
+  EXPECT_EQ(built[0].parent, 0u);
+  EXPECT_EQ(built[2].parent, 1u);
+  EXPECT_EQ(built[3].parent, 1u);
+  EXPECT_EQ(built[3].name, 7u);
+}
+
+// Name ids are held in 2 bytes until one needs more.
+TEST(PageNodesTest, NameIdsWidenWhenOneNeedsIt) {
+  PageNameIds narrow, wide(true);
+  for (uint32_t name : {7u, 65535u, 65536u, 4000000000u}) narrow.push_back(name);
+  wide.Append(narrow, 1, 4);
+  PageNameIds copied;
+  copied.Append(narrow, 0, 2);
+  copied.Append(wide, 1, 3);
+  EXPECT_EQ(std::vector<uint32_t>({narrow[0], narrow[1], narrow[2], narrow[3]}),
+            std::vector<uint32_t>({7, 65535, 65536, 4000000000u}));
+  ASSERT_EQ(copied.size(), 4u);
+  EXPECT_EQ(std::vector<uint32_t>({copied[0], copied[1], copied[2], copied[3]}),
+            std::vector<uint32_t>({7, 65535, 65536, 4000000000u}));
+}
+
+// postprocess writes the page as it makes it, the data released on the
+// way: the file is the document RenderProfilePage makes, byte for byte.
+TEST(ProfilePageTest, WrittenToAFileThePageIsTheSame) {
+  PageView view;
+  view.key = "alloc";
+  view.label = "Allocations";
+  view.data = DeepData();
+  view.data.samples.resize(1000);
+  PageMeta meta;
+  meta.title = "deep";
+  for (size_t threads : {1, 3}) {
+    for (bool deep : {true, false}) {
+      PageData data = DeepData();
+      if (!deep) data.samples.resize(10);
+      const auto page = RenderProfilePage(data, meta, {view}, {threads});
+      ASSERT_TRUE(page.ok()) << page.status();
+      const std::string path = ::testing::TempDir() + "/profile_page_test.html";
+      PageWriteWork work;
+      const absl::Status written =
+          WriteProfilePageFile(std::move(data), meta, {view}, {threads}, path, &work);
+      ASSERT_TRUE(written.ok()) << written;
+      const absl::StatusOr<std::string> file = base::ReadFileBounded(path, size_t{1} << 30);
+      ASSERT_TRUE(file.ok()) << file.status();
+      EXPECT_TRUE(*file == *page) << threads << " threads, deep " << deep;
+      EXPECT_GE(work.deflate.tasks, 2u);
+    }
+  }
 }
 
 TEST(ProfilePageTest, AnEmptyProfileStillMakesAPage) {

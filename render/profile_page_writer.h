@@ -75,12 +75,15 @@ struct PageCompression {
 
 // What writing the page cost, for profcpu.log.
 struct PageWriteWork {
-  archive::DeflateWork deflate;  // over all data elements
-  double encode_s = 0;           // EncodePageData
+  // Over all data elements; with several threads its wall_s is the time
+  // the writer's thread spent compressing pieces itself or waiting for them.
+  archive::DeflateWork deflate;
+  double encode_s = 0;  // encoding the data, less that time
   double base64_s = 0;
 };
 
-// The data section as docs/profile-page.md lays it out, uncompressed.
+// The data section as docs/profile-page.md lays it out, uncompressed (the
+// page itself encodes it piece by piece as it compresses it).
 std::string EncodePageData(const PageData& data);
 
 // The whole document; with `views`, a switch between the main profile and
@@ -89,6 +92,15 @@ absl::StatusOr<std::string> RenderProfilePage(const PageData& data, const PageMe
                                               const std::vector<PageView>& views = {},
                                               const PageCompression& compression = {},
                                               PageWriteWork* work = nullptr);
+
+// The same document written to `path` as it is made, never held whole, and
+// `data` released once encoded (on deep stacks the page is tens of
+// megabytes and its tree more): what `postprocess` writes. The file is
+// created once the data is encoded. `work` may be null.
+absl::Status WriteProfilePageFile(PageData data, const PageMeta& meta,
+                                  const std::vector<PageView>& views,
+                                  const PageCompression& compression, const std::string& path,
+                                  PageWriteWork* work = nullptr);
 
 }  // namespace profcpu::render
 

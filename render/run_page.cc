@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "base/file_io.h"
 #include "base/stage_times.h"
 #include "base/status_macros.h"
 #include "render/palette.h"
@@ -75,14 +74,8 @@ absl::Status WriteProfilePage(const fold::Profile& profile, const PageSource& so
   }
   PageWriteTimes unused;
   if (times == nullptr) times = &unused;
-  std::string page;
-  {
-    const PageData data = BuildPageData(profile, options);
-    PROFCPU_ASSIGN_OR_RETURN(
-        page, RenderProfilePage(data, MetaFor(source), views, compression, &times->work));
-  }
-  views.clear();  // the data is in the page: not held during the write
-  PROFCPU_RETURN_IF_ERROR(base::WriteFile(path, page));
+  PROFCPU_RETURN_IF_ERROR(WriteProfilePageFile(BuildPageData(profile, options), MetaFor(source),
+                                               views, compression, path, &times->work));
   times->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return absl::OkStatus();
 }
