@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
+#include "base/file_io.h"
 
 namespace profcpu::base {
 
@@ -30,14 +31,18 @@ absl::StatusOr<std::unique_ptr<DirectFileWriter>> DirectFileWriter::Create(
 
 DirectFileWriter::DirectFileWriter(UniqueFd fd, std::string path, bool direct)
     : fd_(std::move(fd)), path_(std::move(path)), direct_(direct) {
-  for (auto& block : blocks_) {
-    // On huge pages where the kernel allows (THP "madvise"): O_DIRECT pins
-    // the block's pages for every write, 4 kB pages being a tenth of the
-    // writer thread's cycles.
-    block.reset(static_cast<char*>(std::aligned_alloc(kHugePageBytes, kBlockBytes)));
-    if (block == nullptr) throw std::bad_alloc();
-    ::madvise(block.get(), kBlockBytes, MADV_HUGEPAGE);
-  }
+  blocks_[0] = NewBlock();  // the second once the first is full
+}
+
+std::unique_ptr<char, DirectFileWriter::FreeDeleter> DirectFileWriter::NewBlock() {
+  // On huge pages where the kernel allows (THP "madvise"): O_DIRECT pins
+  // the block's pages for every write, 4 kB pages being a tenth of the
+  // writer thread's cycles.
+  std::unique_ptr<char, FreeDeleter> block(
+      static_cast<char*>(std::aligned_alloc(kHugePageBytes, kBlockBytes)));
+  if (block == nullptr) throw std::bad_alloc();
+  ::madvise(block.get(), kBlockBytes, MADV_HUGEPAGE);
+  return block;
 }
 
 DirectFileWriter::~DirectFileWriter() { Finish().IgnoreError(); }
@@ -78,6 +83,7 @@ void DirectFileWriter::Submit() {
   submitted_ += filled_;
   filling_ ^= 1;
   filled_ = 0;
+  if (blocks_[filling_] == nullptr) blocks_[filling_] = NewBlock();
 }
 
 void DirectFileWriter::WaitForWriter() {
@@ -168,6 +174,9 @@ absl::Status DirectFileWriter::Finish() {
 }
 
 absl::Status WriteFileDirect(const std::string& path, absl::string_view contents) {
+  // A file smaller than a block costs the kernel little; the block's pages
+  // would cost more.
+  if (contents.size() < kDirectFileMinBytes) return WriteFile(path, contents);
   absl::StatusOr<std::unique_ptr<DirectFileWriter>> file = DirectFileWriter::Create(path);
   if (!file.ok()) return file.status();
   (*file)->Append(contents);

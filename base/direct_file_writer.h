@@ -68,6 +68,7 @@ class DirectFileWriter {
   };
 
   DirectFileWriter(UniqueFd fd, std::string path, bool direct);
+  static std::unique_ptr<char, FreeDeleter> NewBlock();
   void AppendAcrossBlocks(absl::string_view text);
   // Hands the filled block to the writer thread, after the one before it.
   void Submit();
@@ -98,7 +99,9 @@ class DirectFileWriter {
   bool stopping_ = false;
 };
 
-// `contents` as the file at `path`, through a DirectFileWriter.
+// `contents` as the file at `path`: through a DirectFileWriter from
+// kDirectFileMinBytes on, smaller ones through the page cache.
+inline constexpr size_t kDirectFileMinBytes = size_t{4} << 20;
 absl::Status WriteFileDirect(const std::string& path, absl::string_view contents);
 
 }  // namespace profcpu::base

@@ -64,7 +64,7 @@ TEST(DirectFileWriterTest, AReserveLargerThanTheTextLeavesTheTextsSize) {
 
 TEST(DirectFileWriterTest, ReplacesAnOlderLongerFile) {
   const std::string path = DirectTestPath("direct_file_writer_replace");
-  ASSERT_TRUE(WriteFileDirect(path, TextPieces(100000)).ok());
+  ASSERT_TRUE(WriteFileDirect(path, TextPieces(kDirectFileMinBytes + 100000)).ok());
   ASSERT_TRUE(WriteFileDirect(path, "short\n").ok());
   EXPECT_EQ(DirectReadBack(path), "short\n");
 }
