@@ -4,8 +4,9 @@
 // kernel copies all of it into freshly allocated page-cache pages, which on
 // a small VM cost more CPU than formatting the text (copy_folio_from_iter
 // was half of postprocess's cycles on bench/postprocess.sh's deep_tree row,
-// 1.9 s of system time per 800 MB against 0.35 s direct). Nobody reads such
-// a file back during the run, so keeping it cached buys nothing.
+// 1.9 s of system time per 800 MB against 0.35 s direct). Such a file is
+// read back at most once during the run (the PerfView export zips its text),
+// so keeping it cached buys little.
 //
 // Text is copied into two aligned blocks; a full block goes to the writer
 // thread while the other fills. Finish() writes the last, partial block
