@@ -2,20 +2,13 @@
 // pseudo-random call chains through 48 distinct functions, 8 to 40 frames
 // deep, so a perf profile of it has tens of thousands of distinct stacks, as
 // a real service does (a flame graph of one hot loop would flatter any
-// renderer). Runs until its THREADS threads (default 2) have used SECONDS
-// of CPU time together (default 10), so a profile of it holds as many
-// samples on a busy machine as on a quiet one (perf's cpu-clock samples CPU
-// time); it gives up after 30 times SECONDS of wall time.
+// renderer). Runs for SECONDS of CPU time of THREADS threads
+// (bench/cpu_time_workers.h).
 // Usage: busy_stacks [SECONDS] [THREADS]
-#include <pthread.h>
-#include <time.h>
-
 #include <atomic>
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <thread>
-#include <vector>
+
+#include "bench/cpu_time_workers.h"
 
 namespace {
 std::atomic<bool> g_stop{false};
@@ -63,19 +56,5 @@ void Worker(uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double seconds = argc > 1 ? std::atof(argv[1]) : 10;
-  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
-  std::vector<std::thread> workers;
-  for (int i = 0; i < threads; ++i) workers.emplace_back(Worker, 0x9e3779b97f4a7c15u * (i + 1));
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(30 * seconds);
-  for (;;) {
-    timespec used;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
-    if (used.tv_sec + used.tv_nsec / 1e9 >= seconds) break;
-    if (std::chrono::steady_clock::now() >= give_up) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  g_stop = true;
-  for (std::thread& worker : workers) worker.join();
-  return 0;
+  return profcpu::bench::RunWorkersForCpuTime(argc, argv, 0x9e3779b97f4a7c15u, Worker, &g_stop);
 }

@@ -3,18 +3,15 @@
 // its children recursively, 10 to 60 levels deep, so a profile holds tens of
 // thousands of distinct deep stacks made differently from busy_stacks'
 // (recursion through a dispatcher, branching trees, several kinds of leaf
-// work). Runs until its THREADS threads (default 2) have used SECONDS of CPU
-// together (default 10); gives up after 30 times SECONDS of wall time.
+// work). Runs for SECONDS of CPU time of THREADS threads
+// (bench/cpu_time_workers.h).
 // Usage: deep_tree [SECONDS] [THREADS]
-#include <time.h>
-
 #include <atomic>
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
-#include <thread>
 #include <vector>
+
+#include "bench/cpu_time_workers.h"
 
 // (Named, not anonymous: the extern "C" node kinds take it.)
 namespace deep_tree {
@@ -115,19 +112,5 @@ Evaluator g_kinds[kKinds] = {REF8(1), REF8(2), REF8(3), REF8(4), REF8(5)};
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double seconds = argc > 1 ? std::atof(argv[1]) : 10;
-  const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
-  std::vector<std::thread> workers;
-  for (int i = 0; i < threads; ++i) workers.emplace_back(Worker, 0x2545f4914f6cdd1du * (i + 1));
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(30 * seconds);
-  for (;;) {
-    timespec used;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
-    if (used.tv_sec + used.tv_nsec / 1e9 >= seconds) break;
-    if (std::chrono::steady_clock::now() >= give_up) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  g_stop = true;
-  for (std::thread& worker : workers) worker.join();
-  return 0;
+  return profcpu::bench::RunWorkersForCpuTime(argc, argv, 0x2545f4914f6cdd1du, Worker, &g_stop);
 }

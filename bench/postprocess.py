@@ -214,7 +214,7 @@ def measure_postprocess(args, runner, work, key, label, archive, perf_data=None)
         new.append(postprocess_once(runner, args.profcpu, archive, new_parent))
         if args.old:
             old.append(postprocess_once(runner, args.old, archive, old_parent))
-        if perf_data:
+        if perf_data and i < args.perl_runs:
             perl.append(perl_once(runner, args.flamegraph, perf_data, os.path.join(work, f"{key}-perl")))
     row["samples"] = samples_of(new_dir)
     row["stages"] = stage_line(new_dir)
@@ -325,8 +325,8 @@ def print_report(args, rows, collect, fold, load):
     print(f"\n{datetime.date.today()}, {os.cpu_count()} CPUs; load average (1 min) {load[0]:.2f} at the start, "
           f"{load[1]:.2f} at the end")
     print(f"profcpu postprocess -dir D (D holds only prof.tar.gz), median of {args.runs} "
-          f"({args.large_runs} for d); wall s, CPU s, peak RSS MiB; perl: perf script | stackcollapse-perf.pl "
-          "| flamegraph.pl on perf record -F 4999 -g of the same workload")
+          f"({args.large_runs} for d); wall s, CPU s, peak RSS MiB; perl (median of {args.perl_runs}): "
+          "perf script | stackcollapse-perf.pl | flamegraph.pl on perf record -F 4999 -g of the same workload")
     head = ("workload", "samples", "perf samples", "perf_script MB", "profcpu s", "CPU s", "RSS MiB", "old s", "old MiB",
             "perl s", "perl CPU s", "perl MiB", "perl/profcpu", "old/profcpu", "outputs vs old", "exports vs old")
     table = []
@@ -405,6 +405,9 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--large-runs", type=int, default=3, help="runs of (d), the 1M-sample archive")
+    p.add_argument("--perl-runs", type=int, default=int(os.environ.get("PERL_RUNS") or 0) or None,
+                   help="runs of the perl pipeline, at most --runs (default: $PERL_RUNS, else --runs); "
+                        "it is slow and its time does not change with profcpu's code")
     p.add_argument("--large-samples", type=int, default=1000000)
     p.add_argument("--fold-bytes", type=int, default=8 << 20)
     p.add_argument("--only", default=os.environ.get("ONLY") or "a,b,c,e,f,d,collect,fold",
@@ -412,6 +415,7 @@ def main():
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--grow-recording", help="bench/grow_recording to use (default: the build folder's)")
     args = p.parse_args()
+    args.perl_runs = min(args.perl_runs or args.runs, args.runs)
     args.demo_workload = os.path.join(args.build, "tests", "fixtures", "demo_workload")
     args.busy_stacks = os.path.join(args.build, "bench", "busy_stacks")
     args.deep_tree = os.path.join(args.build, "bench", "deep_tree")

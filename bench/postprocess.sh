@@ -17,10 +17,12 @@
 # each; one table and the issue's targets at the end. Takes 10-20 minutes.
 # OLD_PROFCPU=/path/to/profcpu also times that binary on the same archives
 # and compares every output byte for byte. ONLY=a,c (or --only a,c) runs
-# just those, for a quick check. GROW_RECORDING=/path/to/grow_recording
+# just those, for a quick check. PERL_RUNS=1 (or --perl-runs 1) times the
+# perl pipeline fewer times than profcpu (it is slow and does not change
+# with profcpu's code). GROW_RECORDING=/path/to/grow_recording
 # overrides the build folder's (d must fold its copies' stacks together).
 #   FLAMEGRAPH_DIR=/path/to/FlameGraph [OLD_PROFCPU=...] [SKIP_WORST=1] [ONLY=...] \
-#     bash bench/postprocess.sh [--only a,b,c,e,f,d,collect,fold] [--runs 3] [--large-runs 3] [--json FILE]
+#     bash bench/postprocess.sh [--only a,b,c,e,f,d,collect,fold] [--runs 3] [--perl-runs 3] [--large-runs 3] [--json FILE]
 set -euo pipefail
 if [ -z "${FLAMEGRAPH_DIR:-}" ] || [ ! -f "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
   echo "FLAMEGRAPH_DIR must name a FlameGraph checkout (stackcollapse-perf.pl, flamegraph.pl):" >&2

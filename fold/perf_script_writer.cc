@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <memory>
 #include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/direct_file_writer.h"
 #include "base/errno_status.h"
+#include "base/status_macros.h"
 #include "fold/perf_script_format.h"
 #include "fold/perfview_gaps.h"
 
@@ -148,10 +151,11 @@ void AppendGapFillers(const std::vector<GapFiller>& fillers, uint64_t spacing_ns
   }
 }
 
-}  // namespace
-
-absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOptions& options,
-                             OutputBuffer* out) {
+// The text into a sink: buffer() for the pieces formatted per sample,
+// Append() for the cached frame lines (no copy through buffer()), then
+// MaybeFlush, Preallocate and Finish as OutputBuffer's.
+template <typename Sink>
+absl::Status WriteTo(const Profile& profile, const PerfScriptWriteOptions& options, Sink* out) {
   if (options.header.has_value()) AppendHeaderBlock(*options.header, out->buffer());
 
   const uint64_t spacing_ns = options.perfview_spacing_ns;
@@ -179,9 +183,9 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
     }
     headers.Append(sample, buffer);
     for (uint32_t location : profile.stack(sample.stack)) {
-      buffer->append(cache.LocationLines(location));
+      out->Append(cache.LocationLines(location));
     }
-    buffer->push_back('\n');
+    out->buffer()->push_back('\n');
     out->MaybeFlush();
   }
   if (spacing_ns != 0) {
@@ -191,10 +195,65 @@ absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOption
   return out->Finish();
 }
 
+// OutputBuffer as a sink: everything through its buffer.
+class OutputBufferSink {
+ public:
+  explicit OutputBufferSink(OutputBuffer* out) : out_(out) {}
+  std::string* buffer() { return out_->buffer(); }
+  void Append(absl::string_view piece) { out_->buffer()->append(piece.data(), piece.size()); }
+  void MaybeFlush() { out_->MaybeFlush(); }
+  void Preallocate(uint64_t bytes) { out_->Preallocate(bytes); }
+  absl::Status Finish() { return out_->Finish(); }
+
+ private:
+  OutputBuffer* out_;
+};
+
+// A file around the page cache (base/direct_file_writer.h: the kernel's copy
+// of a large perf script cost more than formatting it). The frame lines,
+// nearly all of the bytes, are copied once, from the cache into the file's
+// block; the headers go through a small text first.
+class DirectFileSink {
+ public:
+  explicit DirectFileSink(base::DirectFileWriter* file) : file_(file) { text_.reserve(4096); }
+  std::string* buffer() { return &text_; }
+  void Append(absl::string_view piece) {
+    FlushText();  // what buffer() took comes first
+    file_->Append(piece);
+  }
+  void MaybeFlush() {
+    if (text_.size() >= 4096) FlushText();
+  }
+  void Preallocate(uint64_t bytes) { file_->Reserve(bytes); }
+  absl::Status Finish() {
+    FlushText();
+    return file_->Finish();
+  }
+
+ private:
+  void FlushText() {
+    if (text_.empty()) return;
+    file_->Append(text_);
+    text_.clear();
+  }
+  base::DirectFileWriter* file_;
+  std::string text_;
+};
+
+}  // namespace
+
+absl::Status WritePerfScript(const Profile& profile, const PerfScriptWriteOptions& options,
+                             OutputBuffer* out) {
+  OutputBufferSink sink(out);
+  return WriteTo(profile, options, &sink);
+}
+
 absl::Status WritePerfScriptFile(const Profile& profile, const PerfScriptWriteOptions& options,
                                  const std::string& path) {
-  return WriteFileThrough(path,
-                          [&](OutputBuffer* out) { return WritePerfScript(profile, options, out); });
+  PROFCPU_ASSIGN_OR_RETURN(std::unique_ptr<base::DirectFileWriter> file,
+                           base::DirectFileWriter::Create(path));
+  DirectFileSink sink(file.get());
+  return WriteTo(profile, options, &sink);
 }
 
 std::string FormatPerfScript(const Profile& profile, const PerfScriptWriteOptions& options) {

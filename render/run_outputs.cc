@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/background_task.h"
-#include "base/file_io.h"
+#include "base/direct_file_writer.h"
 #include "base/stage_times.h"
 #include "base/status_macros.h"
 #include "base/timed_tasks.h"
@@ -123,7 +123,9 @@ absl::StatusOr<WrittenOutputs> WriteRunOutputs(const RunOutputsInput& input,
   std::optional<fold::FoldedProfile> annotated;
   if (graph_fold.annotate_kernel) annotated = fold::FoldCounts(profile, counts, graph_fold);
   PROFCPU_ASSIGN_OR_RETURN(std::string svg, RenderFlameGraph(annotated ? *annotated : folded, graph));
-  PROFCPU_RETURN_IF_ERROR(base::WriteFile(path(recording::kFlameGraphFile), svg));
+  // Around the page cache, as perf_script.out (base/direct_file_writer.h):
+  // deep stacks make a graph of tens of megabytes.
+  PROFCPU_RETURN_IF_ERROR(base::WriteFileDirect(path(recording::kFlameGraphFile), svg));
   times->Done("svg");
   for (const char* name :
        {recording::kFoldedFile, recording::kPerfScriptFile, recording::kFlameGraphFile}) {
