@@ -1,5 +1,6 @@
 #include "scripts/cli/finish_run.h"
 
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,9 +15,14 @@
 namespace profcpu::cli {
 namespace {
 
+// A new folder each time (mkdtemp): a folder left by an earlier run whose
+// pid this one got again held that run's files, and the archive then held
+// them too (pids wrap at 32,768 on a busy CI machine).
 std::string MakeRunFolder(const char* name) {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/finish_run_", ::getpid(), "_", name);
-  ::mkdir(dir.c_str(), 0755);
+  std::string pattern = absl::StrCat(::testing::TempDir(), "/finish_run_", name, "_XXXXXX");
+  const char* made = ::mkdtemp(pattern.data());
+  EXPECT_NE(made, nullptr) << pattern;
+  const std::string dir = pattern;
   ::mkdir(absl::StrCat(dir, "/jit").c_str(), 0755);
   for (const std::string file : {recording::kFlameGraphFile, recording::kFoldedFile, recording::kPerfScriptFile, recording::kRecordingFile,
                                  recording::kSymbolsFile, "jit/perf-42.map", "profile.pb.gz"}) {
