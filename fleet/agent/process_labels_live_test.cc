@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -134,8 +135,14 @@ class ProcessLabelsLiveTest : public ::testing::Test {
     *pid = StartSleep("checkout-5c7b9-q2w8e");
     cgroups.Own(*pid);
     if (cgroup.empty() || !cgroups.Move(*pid, cgroup)) return "";
-    for (int attempt = 0; attempt < 200; ++attempt) {  // the child may still be exec'ing
-      if (ReadProcessLabels(*pid, sources_).exe == "sleep") return cgroup;
+    // The child may still be exec'ing: the kernel points /proc/PID/exe at
+    // the new program before it lays out the new environment, and between
+    // the two /proc/PID/environ reads empty (ASan's slower start in CI hit it).
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      if (ReadProcessLabels(*pid, sources_).exe == "sleep" &&
+          absl::StrContains(ReadAll(absl::StrCat("/proc/", *pid, "/environ")), "HOSTNAME=")) {
+        return cgroup;
+      }
       ::usleep(10000);
     }
     return "";
